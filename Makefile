@@ -1,0 +1,120 @@
+# ndtrace — see README.md.  `make demo` and `make check` do all set-up.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+DESTDIR ?=
+
+CC ?= cc
+OPT ?= -O2 -g
+SAN ?=
+BUILD ?= build
+WARN = -Wall -Wextra -Werror
+CPPFLAGS_ND = -D_GNU_SOURCE -Ilib -I$(BUILD)/gen
+CFLAGS_ND = -std=c11 $(OPT) $(WARN) $(SAN) $(CFLAGS)
+LDLIBS_ND = -lprotobuf-c -lcsv -lz -lm $(LDLIBS)
+
+PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
+TOOLS = $(patsubst bench/%.c,%,$(wildcard bench/*.c)) \
+	$(patsubst tests/tools/%.c,%,$(wildcard tests/tools/*.c))
+LIB_SRC = $(wildcard lib/*.c)
+PROTO = $(wildcard lib/*.proto)
+PROTO_C = $(patsubst lib/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
+LIB_OBJ = $(patsubst lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) \
+	$(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
+
+.PHONY: all deps demo check check-asan test test-asan bench install uninstall \
+	clean lint-man fuzz
+.SUFFIXES:
+.SECONDARY:
+
+all: $(BIN)
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: lib/%.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Ilib $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ND) $(CFLAGS_ND) -Wno-unused-parameter -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c $(PROTO_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS_ND) $(CFLAGS_ND) -MMD -MP -c -o $@ $<
+
+$(BUILD)/libndtrace.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/obj/cmd/%.o $(BUILD)/libndtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ND) -o $@ $< $(BUILD)/libndtrace.a $(LDLIBS_ND)
+
+$(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BUILD)/libndtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ND) -o $@ $< $(BUILD)/libndtrace.a $(LDLIBS_ND)
+
+$(BUILD)/bin/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libndtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ND) -o $@ $< $(BUILD)/libndtrace.a $(LDLIBS_ND)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+deps:
+	@sh scripts/deps.sh
+
+# The ASan+UBSan variant lives in its own tree.
+asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT='-O1 -g' \
+	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' all
+
+test: all
+	ND_BIN=$(CURDIR)/$(BUILD)/bin bats tests
+
+test-asan: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    ND_BIN=$(CURDIR)/build-asan/bin ND_ASAN=1 bats tests
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory lint-man
+	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory test-asan
+
+lint-man:
+	@for m in man/*.[17]; do \
+	    out=$$(mandoc -Tlint -Wwarning "$$m" 2>&1); \
+	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	done; echo "man pages: lint clean"
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh examples/demo.sh $(CURDIR)/$(BUILD)/bin
+
+bench: all
+	@sh bench/run.sh $(CURDIR)/$(BUILD)/bin
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(BINDIR)
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(wildcard man/*.7) $(DESTDIR)$(MANDIR)/man7
+	install -m 644 completions/ndtrace.bash $(DESTDIR)$(BASHCOMPDIR)/ndtrace
+	for p in $(PROGS); do ln -sf ndtrace $(DESTDIR)$(BASHCOMPDIR)/$$p; done
+	install -m 644 completions/_ndtrace $(DESTDIR)$(ZSHCOMPDIR)/_ndtrace
+	for p in $(PROGS); do \
+	    [ -f completions/fish/$$p.fish ] && install -m 644 completions/fish/$$p.fish $(DESTDIR)$(FISHCOMPDIR); \
+	done; true
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1 \
+	    $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(FISHCOMPDIR)/$$p.fish; done
+	rm -f $(DESTDIR)$(MANDIR)/man7/ndtrace.7 $(DESTDIR)$(BASHCOMPDIR)/ndtrace \
+	    $(DESTDIR)$(ZSHCOMPDIR)/_ndtrace
+
+clean:
+	rm -rf build build-asan

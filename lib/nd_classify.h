@@ -1,0 +1,48 @@
+/*
+ * nd_classify: the class and family of an op, from a documented rule table
+ * shared by every ingest program and by trace-classify.
+ *
+ * class is one of: compute, communication, memory, host, stall, other.
+ * family is a semantic group (matmul, convolution, attention, fusion, copy,
+ * convert, reduce, elementwise, loss, optimizer, norm, all-reduce,
+ * all-gather, reduce-scatter, all-to-all, collective-permute, send-recv,
+ * memcpy, memset, other, ...).
+ *
+ * The table is a list of rules tried in order; the first that matches wins.
+ * Each rule tests (POSIX ERE, case-insensitive) some of: the op name, its
+ * long name / HLO text, the source category, the process and the thread.
+ * `--print-rules` prints the table in the TSV form that `--rules FILE`
+ * reads back, so a user starts from the built-in table and edits it.
+ */
+#ifndef ND_CLASSIFY_H
+#define ND_CLASSIFY_H
+
+#include <stdio.h>
+
+typedef struct nd_rules nd_rules;
+
+/* What a rule can look at.  Any field may be NULL (unknown). */
+typedef struct nd_class_in {
+	const char *name;	/* display name, e.g. "fusion.12", "ncclKernel_..." */
+	const char *long_name;	/* full name / HLO text, e.g. "%fusion.12 = ..." */
+	const char *cat;	/* source category, e.g. "kernel", "cpu_op", "xla_op" */
+	const char *process;	/* e.g. "/device:TPU:0", "/host:CPU" */
+	const char *thread;	/* e.g. "XLA Ops", "Stream #7(...)" */
+} nd_class_in;
+
+typedef struct nd_class_out {
+	const char *cls;	/* never NULL after nd_classify; owned by rules */
+	const char *family;	/* never NULL after nd_classify; owned by rules */
+} nd_class_out;
+
+/* The built-in table (a shared, immutable singleton; do not free). */
+const nd_rules *nd_rules_default(void);
+/* Read a TSV rule file; dies with "FILE:LINE: message" (exit 2) on error.
+ * Caller frees with nd_rules_free. */
+nd_rules *nd_rules_load(const char *path);
+void nd_rules_free(nd_rules *r);
+/* Print the table in the TSV form nd_rules_load reads. */
+void nd_rules_print(const nd_rules *r, FILE *fp);
+void nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out);
+
+#endif

@@ -1,0 +1,308 @@
+#include "nd_in.h"
+#include "nd_sha256.h"
+#include "nd_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define RAW_BLOCK (1 << 20)
+
+struct nd_in {
+	char *name;
+	int fd;
+	int eof;		/* raw input exhausted */
+	int gz;
+	int gz_end;		/* inflate reached the end of all members */
+	z_stream zs;
+	unsigned char *raw;	/* raw block */
+	size_t raw_len, raw_pos;
+	uint64_t raw_off;	/* raw bytes read from fd */
+	uint64_t off;		/* decompressed bytes delivered */
+	nd_sha256 sha;
+	unsigned char peek[64];
+	size_t peek_len, peek_pos;
+	int sniffed;
+};
+
+nd_in *
+nd_in_open(const char *path)
+{
+	nd_in *in = nd_xcalloc(1, sizeof *in);
+
+	in->name = nd_xstrdup(path);
+	if (strcmp(path, "-") == 0)
+		in->fd = STDIN_FILENO;
+	else if ((in->fd = open(path, O_RDONLY)) < 0)
+		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	in->raw = nd_xmalloc(RAW_BLOCK);
+	nd_sha256_init(&in->sha);
+	return in;
+}
+
+static void
+fill_raw(nd_in *in)
+{
+	ssize_t r;
+
+	in->raw_pos = in->raw_len = 0;
+	if (in->eof)
+		return;
+	for (;;) {
+		r = read(in->fd, in->raw, RAW_BLOCK);
+		if (r < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	if (r < 0)
+		nd_die_errno(ND_EXIT_ERROR, "%s: read error at byte %llu",
+		    in->name, (unsigned long long)in->raw_off);
+	if (r == 0) {
+		in->eof = 1;
+		return;
+	}
+	in->raw_len = (size_t)r;
+	in->raw_off += (uint64_t)r;
+	nd_sha256_update(&in->sha, in->raw, (size_t)r);
+}
+
+static void
+sniff(nd_in *in)
+{
+	in->sniffed = 1;
+	fill_raw(in);
+	/* A short first read (a pipe) may hold one byte only. */
+	while (in->raw_len == 1 && !in->eof) {
+		unsigned char c = in->raw[0];
+		ssize_t r = read(in->fd, in->raw + 1, RAW_BLOCK - 1);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s: read error", in->name);
+		if (r == 0) {
+			in->eof = 1;
+			break;
+		}
+		nd_sha256_update(&in->sha, in->raw + 1, (size_t)r);
+		in->raw_len += (size_t)r;
+		in->raw_off += (uint64_t)r;
+		in->raw[0] = c;
+	}
+	if (in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		in->gz = 1;
+		if (inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK)
+			nd_die(ND_EXIT_ERROR, "%s: cannot start gzip decoder",
+			    in->name);
+	}
+}
+
+static size_t
+read_gz(nd_in *in, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n && !in->gz_end) {
+		int rc;
+
+		if (in->raw_pos == in->raw_len) {
+			fill_raw(in);
+			if (in->raw_len == 0)
+				nd_die(ND_EXIT_ERROR, "%s: truncated gzip data "
+				    "(input ends at compressed byte %llu)",
+				    in->name, (unsigned long long)in->raw_off);
+		}
+		in->zs.next_in = in->raw + in->raw_pos;
+		in->zs.avail_in = (uInt)(in->raw_len - in->raw_pos);
+		in->zs.next_out = buf + got;
+		in->zs.avail_out = (uInt)(n - got > 0x40000000 ? 0x40000000 : n - got);
+		{
+			uInt before_out = in->zs.avail_out;
+
+			rc = inflate(&in->zs, Z_NO_FLUSH);
+			got += before_out - in->zs.avail_out;
+		}
+		in->raw_pos = in->raw_len - in->zs.avail_in;
+		if (rc == Z_STREAM_END) {
+			/* Another member may follow (concatenated gzip). */
+			while (in->raw_pos == in->raw_len && !in->eof)
+				fill_raw(in);
+			if (in->raw_pos < in->raw_len &&
+			    in->raw[in->raw_pos] == 0x1f) {
+				inflateReset(&in->zs);
+				continue;
+			}
+			if (in->raw_pos < in->raw_len)
+				nd_die(ND_EXIT_ERROR, "%s: trailing garbage after "
+				    "gzip data at compressed byte %llu", in->name,
+				    (unsigned long long)(in->raw_off - in->raw_len +
+				    in->raw_pos));
+			in->gz_end = 1;
+		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			nd_die(ND_EXIT_ERROR, "%s: corrupt gzip data near "
+			    "compressed byte %llu: %s", in->name,
+			    (unsigned long long)(in->raw_off - in->raw_len +
+			    in->raw_pos), in->zs.msg ? in->zs.msg : "error");
+		}
+	}
+	return got;
+}
+
+static size_t
+read_plain(nd_in *in, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		size_t k;
+
+		if (in->raw_pos == in->raw_len) {
+			if (in->eof)
+				break;
+			/* Large reads go straight to the caller's buffer. */
+			if (n - got >= RAW_BLOCK) {
+				ssize_t r = read(in->fd, buf + got, n - got);
+
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r < 0)
+					nd_die_errno(ND_EXIT_ERROR, "%s: read error",
+					    in->name);
+				if (r == 0) {
+					in->eof = 1;
+					break;
+				}
+				nd_sha256_update(&in->sha, buf + got, (size_t)r);
+				in->raw_off += (uint64_t)r;
+				got += (size_t)r;
+				continue;
+			}
+			fill_raw(in);
+			if (in->raw_len == 0)
+				break;
+		}
+		k = in->raw_len - in->raw_pos;
+		if (k > n - got)
+			k = n - got;
+		memcpy(buf + got, in->raw + in->raw_pos, k);
+		in->raw_pos += k;
+		got += k;
+	}
+	return got;
+}
+
+static size_t
+read_any(nd_in *in, unsigned char *buf, size_t n)
+{
+	if (!in->sniffed)
+		sniff(in);
+	return in->gz ? read_gz(in, buf, n) : read_plain(in, buf, n);
+}
+
+size_t
+nd_in_peek(nd_in *in, void *buf, size_t n)
+{
+	if (n > sizeof in->peek)
+		n = sizeof in->peek;
+	while (in->peek_len < n) {
+		size_t r = read_any(in, in->peek + in->peek_len,
+		    n - in->peek_len);
+
+		if (r == 0)
+			break;
+		in->peek_len += r;
+	}
+	if (n > in->peek_len)
+		n = in->peek_len;
+	memcpy(buf, in->peek, n);
+	return n;
+}
+
+size_t
+nd_in_read(nd_in *in, void *buf, size_t n)
+{
+	unsigned char *b = buf;
+	size_t got = 0;
+
+	if (in->peek_pos < in->peek_len) {
+		got = in->peek_len - in->peek_pos;
+		if (got > n)
+			got = n;
+		memcpy(b, in->peek + in->peek_pos, got);
+		in->peek_pos += got;
+	}
+	while (got < n) {
+		size_t r = read_any(in, b + got, n - got);
+
+		if (r == 0)
+			break;
+		got += r;
+		/* One short read is enough for streaming callers. */
+		break;
+	}
+	in->off += got;
+	return got;
+}
+
+void
+nd_in_slurp(nd_in *in, nd_buf *b)
+{
+	for (;;) {
+		size_t r;
+
+		nd_buf_reserve(b, RAW_BLOCK);
+		r = nd_in_read(in, b->p + b->len, b->cap - b->len - 1);
+		if (r == 0)
+			break;
+		b->len += r;
+		b->p[b->len] = '\0';
+	}
+}
+
+const char *
+nd_in_name(const nd_in *in)
+{
+	return in->name;
+}
+
+uint64_t
+nd_in_offset(const nd_in *in)
+{
+	return in->off;
+}
+
+int
+nd_in_is_gzip(const nd_in *in)
+{
+	return in->gz;
+}
+
+void
+nd_in_sha256(nd_in *in, char hex[65])
+{
+	nd_sha256 copy;
+
+	/* Hash what remains unread too, so the digest is of the whole file. */
+	while (!in->eof)
+		fill_raw(in);
+	in->raw_pos = in->raw_len;
+	copy = in->sha;
+	nd_sha256_hex(&copy, hex);
+}
+
+void
+nd_in_close(nd_in *in)
+{
+	if (in == NULL)
+		return;
+	if (in->gz)
+		inflateEnd(&in->zs);
+	if (in->fd != STDIN_FILENO)
+		close(in->fd);
+	free(in->raw);
+	free(in->name);
+	free(in);
+}

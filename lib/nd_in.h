@@ -1,0 +1,35 @@
+/*
+ * nd_in: an input file (or "-" for stdin) read by large blocks, gunzipped
+ * transparently when it starts with the gzip magic (the name does not
+ * matter), with the SHA-256 of the bytes as stored and the offset of the
+ * decompressed bytes delivered so far (for error messages).
+ *
+ * I/O and decompression errors are fatal: they are reported as
+ * "prog: FILE: message" (with the byte offset where one applies), exit 2.
+ */
+#ifndef ND_IN_H
+#define ND_IN_H
+
+#include "nd_buf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nd_in nd_in;
+
+nd_in *nd_in_open(const char *path);
+/* Read up to n decompressed bytes; 0 at end of input. */
+size_t nd_in_read(nd_in *in, void *buf, size_t n);
+/* Append the whole rest of the input to b. */
+void nd_in_slurp(nd_in *in, nd_buf *b);
+const char *nd_in_name(const nd_in *in);	/* as given, "-" for stdin */
+uint64_t nd_in_offset(const nd_in *in);		/* decompressed bytes read */
+int nd_in_is_gzip(const nd_in *in);
+/* Peek at the first bytes (decompressed) without consuming them; returns
+ * how many are available (<= n). */
+size_t nd_in_peek(nd_in *in, void *buf, size_t n);
+/* SHA-256 of the stored bytes; reads any unread rest of the input first. */
+void nd_in_sha256(nd_in *in, char hex[65]);
+void nd_in_close(nd_in *in);
+
+#endif

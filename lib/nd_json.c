@@ -1,0 +1,815 @@
+#include "nd_json.h"
+#include "nd_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- decoding ---------- */
+
+/* Byte classes inside strings: 0 plain ASCII, 1 quote/backslash, 2 control
+ * character, 3 UTF-8 lead or continuation byte. */
+static const unsigned char str_class[256] = {
+	2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,2,
+	0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,
+	0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+	3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3, 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,
+	3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3, 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,
+	3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3, 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,
+	3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3, 3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,
+};
+
+#define FAIL(at, m) do { e->off = (size_t)((at) - base); e->msg = (m); \
+	return -1; } while (0)
+
+/* Length of the valid UTF-8 sequence at p (1..4), 0 if invalid. */
+static size_t
+utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		if (end - p >= 2 && (p[1] & 0xc0) == 0x80)
+			return 2;
+		return 0;
+	}
+	if (c >= 0xe0 && c <= 0xef) {
+		if (end - p < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if (c == 0xe0 && p[1] < 0xa0)
+			return 0;	/* overlong */
+		if (c == 0xed && p[1] >= 0xa0)
+			return 0;	/* surrogate */
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if (end - p < 4 || (p[1] & 0xc0) != 0x80 ||
+		    (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		if (c == 0xf0 && p[1] < 0x90)
+			return 0;
+		if (c == 0xf4 && p[1] >= 0x90)
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int
+scan_string(const char **pp, const char *base, const char *end, nd_jval *v,
+    nd_jerr *e)
+{
+	const unsigned char *p = (const unsigned char *)*pp + 1;
+	const unsigned char *ue = (const unsigned char *)end;
+	int esc = 0;
+
+	for (;;) {
+		while (p < ue && str_class[*p] == 0)
+			p++;
+		if (p >= ue)
+			FAIL(end, "unterminated string");
+		switch (str_class[*p]) {
+		case 1:
+			if (*p == '"') {
+				p++;
+				v->type = ND_JSTR;
+				v->raw = *pp;
+				v->len = (size_t)((const char *)p - *pp);
+				v->esc = esc;
+				*pp = (const char *)p;
+				return 0;
+			}
+			esc = 1;
+			if (p + 1 >= ue)
+				FAIL(end, "unterminated string");
+			switch (p[1]) {
+			case '"': case '\\': case '/': case 'b': case 'f':
+			case 'n': case 'r': case 't':
+				p += 2;
+				break;
+			case 'u':
+				if (ue - p < 6 || hexval(p[2]) < 0 ||
+				    hexval(p[3]) < 0 || hexval(p[4]) < 0 ||
+				    hexval(p[5]) < 0)
+					FAIL((const char *)p, "invalid \\u escape in string");
+				p += 6;
+				break;
+			default:
+				FAIL((const char *)p, "invalid escape in string");
+			}
+			break;
+		case 2:
+			if (*p == 0)
+				FAIL((const char *)p, "NUL byte in string");
+			FAIL((const char *)p, "unescaped control character in string");
+		default: {
+			size_t n = utf8_len(p, ue);
+
+			if (n == 0)
+				FAIL((const char *)p, "invalid UTF-8 in string");
+			p += n;
+		}
+		}
+	}
+}
+
+static int
+scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
+    nd_jerr *e)
+{
+	const char *p = *pp, *s = p;
+
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end)
+		FAIL(p, "invalid number");
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	else
+		FAIL(s, "invalid number");
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			FAIL(p, "invalid number");
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			FAIL(p, "invalid number");
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p - s > 400)
+		FAIL(s, "number too long");
+	v->type = ND_JNUM;
+	v->raw = s;
+	v->len = (size_t)(p - s);
+	v->esc = 0;
+	*pp = p;
+	return 0;
+}
+
+static inline const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+static int scan_value(const char **pp, const char *base, const char *end,
+    nd_jval *v, nd_jerr *e, int depth);
+
+static int
+scan_container(const char **pp, const char *base, const char *end,
+    nd_jval *v, nd_jerr *e, int depth)
+{
+	const char *s = *pp, *p = s + 1;
+	int obj = *s == '{';
+	char close = obj ? '}' : ']';
+	nd_jval sub;
+
+	if (depth >= ND_JSON_MAX_DEPTH)
+		FAIL(s, "nesting too deep");
+	p = skip_ws(p, end);
+	if (p < end && *p == close) {
+		p++;
+		goto done;
+	}
+	for (;;) {
+		p = skip_ws(p, end);
+		if (obj) {
+			if (p >= end)
+				FAIL(end, "unexpected end of input in object");
+			if (*p != '"')
+				FAIL(p, "expected a string key");
+			if (scan_string(&p, base, end, &sub, e) != 0)
+				return -1;
+			p = skip_ws(p, end);
+			if (p >= end)
+				FAIL(end, "unexpected end of input in object");
+			if (*p != ':')
+				FAIL(p, "expected ':' after key");
+			p++;
+		}
+		if (scan_value(&p, base, end, &sub, e, depth + 1) != 0)
+			return -1;
+		p = skip_ws(p, end);
+		if (p >= end)
+			FAIL(end, obj ? "unexpected end of input in object" :
+			    "unexpected end of input in array");
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p == close) {
+			p++;
+			break;
+		}
+		FAIL(p, obj ? "expected ',' or '}' in object" :
+		    "expected ',' or ']' in array");
+	}
+done:
+	v->type = obj ? ND_JOBJ : ND_JARR;
+	v->raw = s;
+	v->len = (size_t)(p - s);
+	v->esc = 0;
+	*pp = p;
+	return 0;
+}
+
+static int
+scan_value(const char **pp, const char *base, const char *end, nd_jval *v,
+    nd_jerr *e, int depth)
+{
+	const char *p = skip_ws(*pp, end);
+
+	*pp = p;
+	if (p >= end)
+		FAIL(p, "unexpected end of input");
+	switch (*p) {
+	case '"':
+		return scan_string(pp, base, end, v, e);
+	case '{':
+	case '[':
+		return scan_container(pp, base, end, v, e, depth);
+	case 't':
+		if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
+			v->type = ND_JTRUE;
+			goto lit4;
+		}
+		break;
+	case 'n':
+		if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+			v->type = ND_JNULL;
+			goto lit4;
+		}
+		break;
+	case 'f':
+		if (end - p >= 5 && memcmp(p, "false", 5) == 0) {
+			v->type = ND_JFALSE;
+			v->raw = p;
+			v->len = 5;
+			v->esc = 0;
+			*pp = p + 5;
+			return 0;
+		}
+		break;
+	case '-': case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return scan_number(pp, base, end, v, e);
+	case 'N':
+	case 'I':
+		FAIL(p, "NaN and Infinity are not JSON");
+	case '\0':
+		FAIL(p, "NUL byte");
+	}
+	FAIL(p, "invalid JSON value");
+lit4:
+	v->raw = p;
+	v->len = 4;
+	v->esc = 0;
+	*pp = p + 4;
+	return 0;
+}
+
+int
+nd_json_value(const char **p, const char *base, const char *end, nd_jval *v,
+    nd_jerr *e)
+{
+	return scan_value(p, base, end, v, e, 0);
+}
+
+void
+nd_jiter_init(nd_jiter *it, const nd_jval *obj, const char *base)
+{
+	it->p = obj->raw + 1;
+	it->end = obj->raw + obj->len - 1;
+	it->base = base;
+	it->first = 1;
+}
+
+int
+nd_jiter_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
+{
+	const char *base = it->base;
+	const char *p = skip_ws(it->p, it->end);
+
+	if (p >= it->end)
+		return 0;
+	if (!it->first) {
+		if (*p != ',')
+			FAIL(p, "expected ','");
+		p = skip_ws(p + 1, it->end);
+	}
+	it->first = 0;
+	if (p >= it->end || *p != '"')
+		FAIL(p, "expected a string key");
+	if (scan_string(&p, base, it->end, key, e) != 0)
+		return -1;
+	p = skip_ws(p, it->end);
+	if (p >= it->end || *p != ':')
+		FAIL(p, "expected ':' after key");
+	p++;
+	if (scan_value(&p, base, it->end, val, e, 1) != 0)
+		return -1;
+	it->p = p;
+	return 1;
+}
+
+void
+nd_jaiter_init(nd_jiter *it, const nd_jval *arr, const char *base)
+{
+	nd_jiter_init(it, arr, base);
+}
+
+int
+nd_jaiter_next(nd_jiter *it, nd_jval *val, nd_jerr *e)
+{
+	const char *base = it->base;
+	const char *p = skip_ws(it->p, it->end);
+
+	if (p >= it->end)
+		return 0;
+	if (!it->first) {
+		if (*p != ',')
+			FAIL(p, "expected ','");
+		p++;
+	}
+	it->first = 0;
+	if (scan_value(&p, base, it->end, val, e, 1) != 0)
+		return -1;
+	it->p = p;
+	return 1;
+}
+
+static void
+put_utf8(nd_buf *b, unsigned cp)
+{
+	char t[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		t[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		t[0] = (char)(0xc0 | cp >> 6);
+		t[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		t[0] = (char)(0xe0 | cp >> 12);
+		t[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		t[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		t[0] = (char)(0xf0 | cp >> 18);
+		t[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		t[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		t[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	nd_buf_add(b, t, n);
+}
+
+static unsigned
+hex4(const char *p)
+{
+	return (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 |
+	    hexval(p[2]) << 4 | hexval(p[3]));
+}
+
+void
+nd_json_unescape(const nd_jval *v, nd_buf *out)
+{
+	const char *p = v->raw + 1, *end = v->raw + v->len - 1;
+
+	if (!v->esc) {
+		nd_buf_add(out, p, (size_t)(end - p));
+		return;
+	}
+	nd_buf_reserve(out, (size_t)(end - p));
+	while (p < end) {
+		const char *q = memchr(p, '\\', (size_t)(end - p));
+
+		if (q == NULL) {
+			nd_buf_add(out, p, (size_t)(end - p));
+			break;
+		}
+		nd_buf_add(out, p, (size_t)(q - p));
+		switch (q[1]) {
+		case 'b': nd_buf_addc(out, '\b'); break;
+		case 'f': nd_buf_addc(out, '\f'); break;
+		case 'n': nd_buf_addc(out, '\n'); break;
+		case 'r': nd_buf_addc(out, '\r'); break;
+		case 't': nd_buf_addc(out, '\t'); break;
+		case 'u': {
+			unsigned cp = hex4(q + 2);
+
+			p = q + 6;
+			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 &&
+			    p[0] == '\\' && p[1] == 'u') {
+				unsigned lo = hex4(p + 2);
+
+				if (lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) +
+					    (lo - 0xdc00);
+					p += 6;
+				}
+			}
+			/* A lone surrogate cannot be UTF-8: replace it. */
+			if (cp >= 0xd800 && cp < 0xe000)
+				cp = 0xfffd;
+			put_utf8(out, cp);
+			continue;
+		}
+		default: nd_buf_addc(out, q[1]); break;
+		}
+		p = q + 2;
+	}
+}
+
+int
+nd_jstr_eq(const nd_jval *v, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (v->type != ND_JSTR)
+		return 0;
+	if (!v->esc)
+		return v->len - 2 == n && memcmp(v->raw + 1, s, n) == 0;
+	{
+		nd_buf b = ND_BUF_INIT;
+		int eq;
+
+		nd_json_unescape(v, &b);
+		eq = b.len == n && memcmp(b.p, s, n) == 0;
+		nd_buf_free(&b);
+		return eq;
+	}
+}
+
+int
+nd_json_int(const nd_jval *v, int64_t *out)
+{
+	const char *p = v->raw, *end = v->raw + v->len;
+	int neg = 0;
+	uint64_t x = 0;
+
+	if (v->type != ND_JNUM)
+		return -1;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+		if (x > (uint64_t)ND_JSON_MAX_SAFE_INT)
+			return -1;
+	}
+	*out = neg ? -(int64_t)x : (int64_t)x;
+	return 0;
+}
+
+double
+nd_json_double(const nd_jval *v)
+{
+	char tmp[512];
+	size_t n = v->len < sizeof tmp - 1 ? v->len : sizeof tmp - 1;
+
+	memcpy(tmp, v->raw, n);
+	tmp[n] = '\0';
+	return strtod(tmp, NULL);
+}
+
+int
+nd_json_fixed(const char *s, size_t n, int scale, int64_t *out)
+{
+	const char *p = s, *end = s + n;
+	int neg = 0, frac = 0, seen = 0, round = 0;
+	long exp = 0;
+	__int128 x = 0;
+	const __int128 lim = (__int128)INT64_MAX;
+
+	if (p < end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	/* Collect digits; the exponent shifts the scale. */
+	{
+		const char *q = p;
+		while (q < end && ((*q >= '0' && *q <= '9') || *q == '.'))
+			q++;
+		if (q < end && (*q == 'e' || *q == 'E')) {
+			char tmp[32];
+			size_t en = (size_t)(end - q - 1);
+
+			if (en == 0 || en >= sizeof tmp)
+				return -1;
+			memcpy(tmp, q + 1, en);
+			tmp[en] = '\0';
+			exp = strtol(tmp, NULL, 10);
+			if (exp > 40 || exp < -40)
+				return -1;
+			end = q;
+		}
+	}
+	scale += (int)exp;
+	for (; p < end; p++) {
+		if (*p == '.') {
+			if (frac)
+				return -1;
+			frac = 1;
+			continue;
+		}
+		if (*p < '0' || *p > '9')
+			return -1;
+		seen = 1;
+		if (frac) {
+			if (scale <= 0) {
+				/* first dropped digit decides rounding */
+				if (scale == 0 && !round)
+					round = *p >= '5' ? 1 : -1;
+				scale--;
+				continue;
+			}
+			scale--;
+		}
+		x = x * 10 + (*p - '0');
+		if (x > lim)
+			return -1;
+	}
+	if (!seen)
+		return -1;
+	while (scale > 0) {
+		x *= 10;
+		if (x > lim)
+			return -1;
+		scale--;
+	}
+	while (scale < 0) {
+		/* exponent made the value smaller than the digits given */
+		int d = (int)(x % 10);
+		x /= 10;
+		round = d >= 5 ? 1 : -1;
+		scale++;
+	}
+	if (round > 0)
+		x++;
+	*out = neg ? -(int64_t)x : (int64_t)x;
+	return 0;
+}
+
+/* ---------- encoding ---------- */
+
+static const char hexdig[] = "0123456789abcdef";
+
+void
+nd_json_put_str(nd_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *end = p + n;
+
+	nd_buf_reserve(b, n + 2);
+	b->p[b->len++] = '"';
+	while (p < end) {
+		const unsigned char *q = p;
+
+		while (q < end && str_class[*q] == 0)
+			q++;
+		if (q > p) {
+			nd_buf_add(b, p, (size_t)(q - p));
+			p = q;
+			if (p >= end)
+				break;
+		}
+		switch (str_class[*p]) {
+		case 1: {
+			char t[2] = { '\\', (char)*p };
+			nd_buf_add(b, t, 2);
+			p++;
+			break;
+		}
+		case 2: {
+			char t[6];
+			size_t tn = 2;
+
+			t[0] = '\\';
+			switch (*p) {
+			case '\n': t[1] = 'n'; break;
+			case '\t': t[1] = 't'; break;
+			case '\r': t[1] = 'r'; break;
+			case '\b': t[1] = 'b'; break;
+			case '\f': t[1] = 'f'; break;
+			default:
+				t[1] = 'u'; t[2] = '0'; t[3] = '0';
+				t[4] = hexdig[*p >> 4]; t[5] = hexdig[*p & 15];
+				tn = 6;
+			}
+			nd_buf_add(b, t, tn);
+			p++;
+			break;
+		}
+		default: {
+			size_t l = utf8_len(p, end);
+
+			if (l == 0) {
+				nd_buf_add(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
+				p++;
+			} else {
+				nd_buf_add(b, p, l);
+				p += l;
+			}
+		}
+		}
+	}
+	nd_buf_addc(b, '"');
+}
+
+void
+nd_json_put_u64(nd_buf *b, uint64_t v)
+{
+	char t[24];
+	int i = 24;
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	nd_buf_add(b, t + i, (size_t)(24 - i));
+}
+
+void
+nd_json_put_i64(nd_buf *b, int64_t v)
+{
+	if (v < 0) {
+		nd_buf_addc(b, '-');
+		nd_json_put_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else
+		nd_json_put_u64(b, (uint64_t)v);
+}
+
+void
+nd_json_put_double(nd_buf *b, double v)
+{
+	char t[40];
+
+	if (isnan(v) || isinf(v)) {
+		nd_buf_add(b, "null", 4);
+		return;
+	}
+	if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
+		nd_json_put_i64(b, (int64_t)v);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(t, sizeof t, "%.*g", prec, v);
+		if (strtod(t, NULL) == v)
+			break;
+	}
+	nd_buf_adds(b, t);
+}
+
+void
+nd_jw_init(nd_jw *w, nd_buf *b)
+{
+	w->b = b;
+	w->depth = 0;
+	w->nonempty = 0;
+	w->after_key = 0;
+}
+
+/* Before a value: a comma when it is not the first element of an array. */
+static void
+jw_sep(nd_jw *w)
+{
+	if (w->after_key) {
+		w->after_key = 0;
+		return;
+	}
+	if (w->depth > 0 && (w->nonempty >> w->depth & 1))
+		nd_buf_addc(w->b, ',');
+	w->nonempty |= (uint64_t)1 << w->depth;
+}
+
+static void
+jw_open(nd_jw *w, char c)
+{
+	jw_sep(w);
+	nd_buf_addc(w->b, c);
+	w->depth++;
+	if (w->depth > 62)
+		nd_die(ND_EXIT_ERROR, "internal error: JSON output nested too deep");
+	w->nonempty &= ~((uint64_t)1 << w->depth);
+}
+
+static void
+jw_close(nd_jw *w, char c)
+{
+	nd_buf_addc(w->b, c);
+	w->depth--;
+}
+
+void nd_jw_obj(nd_jw *w) { jw_open(w, '{'); }
+void nd_jw_obj_end(nd_jw *w) { jw_close(w, '}'); }
+void nd_jw_arr(nd_jw *w) { jw_open(w, '['); }
+void nd_jw_arr_end(nd_jw *w) { jw_close(w, ']'); }
+
+void
+nd_jw_keyn(nd_jw *w, const char *k, size_t n)
+{
+	if (w->nonempty >> w->depth & 1)
+		nd_buf_addc(w->b, ',');
+	w->nonempty |= (uint64_t)1 << w->depth;
+	nd_json_put_str(w->b, k, n);
+	nd_buf_addc(w->b, ':');
+	w->after_key = 1;
+}
+
+void
+nd_jw_key(nd_jw *w, const char *k)
+{
+	nd_jw_keyn(w, k, strlen(k));
+}
+
+void
+nd_jw_str(nd_jw *w, const char *s, size_t n)
+{
+	jw_sep(w);
+	nd_json_put_str(w->b, s, n);
+}
+
+void
+nd_jw_cstr(nd_jw *w, const char *s)
+{
+	nd_jw_str(w, s, strlen(s));
+}
+
+void
+nd_jw_int(nd_jw *w, int64_t v)
+{
+	jw_sep(w);
+	nd_json_put_i64(w->b, v);
+}
+
+void
+nd_jw_uint(nd_jw *w, uint64_t v)
+{
+	jw_sep(w);
+	nd_json_put_u64(w->b, v);
+}
+
+void
+nd_jw_dbl(nd_jw *w, double v)
+{
+	jw_sep(w);
+	nd_json_put_double(w->b, v);
+}
+
+void
+nd_jw_bool(nd_jw *w, int v)
+{
+	jw_sep(w);
+	if (v)
+		nd_buf_add(w->b, "true", 4);
+	else
+		nd_buf_add(w->b, "false", 5);
+}
+
+void
+nd_jw_null(nd_jw *w)
+{
+	jw_sep(w);
+	nd_buf_add(w->b, "null", 4);
+}
+
+void
+nd_jw_raw(nd_jw *w, const char *json, size_t n)
+{
+	jw_sep(w);
+	nd_buf_add(w->b, json, n);
+}

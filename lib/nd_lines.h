@@ -1,0 +1,26 @@
+/*
+ * nd_lines: a line reader over nd_in.  Lines are returned without their
+ * '\n' (and without a '\r' before it), NUL-terminated, valid until the next
+ * call.  A line longer than the limit is an input error (exit 2) rather than
+ * a reason to grow without bound.
+ */
+#ifndef ND_LINES_H
+#define ND_LINES_H
+
+#include "nd_in.h"
+
+#define ND_LINES_MAX_DEFAULT ((size_t)64 << 20)	/* 64 MiB */
+
+typedef struct nd_lines nd_lines;
+
+nd_lines *nd_lines_open(nd_in *in);
+/* Next line or NULL at end.  *len gets its length; *nonl is set when the
+ * last line of the input had no final newline. */
+char *nd_lines_next(nd_lines *lr, size_t *len, int *nonl);
+uint64_t nd_lines_lineno(const nd_lines *lr);
+/* Decompressed byte offset of the start of the current line. */
+uint64_t nd_lines_offset(const nd_lines *lr);
+void nd_lines_set_max(nd_lines *lr, size_t max);
+void nd_lines_close(nd_lines *lr);	/* does not close the nd_in */
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * nd_out: buffered output to stdout or to a file written atomically.
+ *
+ * A named output is written to a temporary file in the same directory and
+ * renamed over the target only by nd_out_close() after every byte reached the
+ * disk, so a failed or interrupted run never leaves a partial file: the
+ * temporary is removed at exit and on SIGINT/SIGTERM/SIGHUP.
+ *
+ * Records are built directly in the output buffer (nd_out_buf) and
+ * nd_out_commit() flushes when enough has accumulated.  A write error on
+ * stdout ends the program: EPIPE (the reader went away, `| head`) quietly
+ * with status 0, anything else with a message and status 2.
+ */
+#ifndef ND_OUT_H
+#define ND_OUT_H
+
+#include "nd_buf.h"
+
+typedef struct nd_out nd_out;
+
+/* path NULL or "-" means stdout.  Dies when the directory is not writable. */
+nd_out *nd_out_open(const char *path);
+nd_buf *nd_out_buf(nd_out *o);
+/* Flush if the buffer is large; call after each complete record. */
+void nd_out_commit(nd_out *o);
+void nd_out_write(nd_out *o, const void *p, size_t n);
+void nd_out_flush(nd_out *o);
+/* Flush, fsync and rename into place (or flush stdout); frees o.
+ * Dies with a message on any write error. */
+void nd_out_close(nd_out *o);
+
+/* Register an extra path to remove if the program stops before committing
+ * it (used by programs that write a file by other means).  Returns a slot. */
+int nd_out_tmp_register(const char *path);
+void nd_out_tmp_forget(int slot);
+
+/* Called once by nd_init(). */
+void nd_out_install_cleanup(void);
+
+#endif

@@ -1,0 +1,141 @@
+#include "nd_util.h"
+#include "nd_out.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *nd_progname = "ndtrace";
+
+void
+nd_init(const char *argv0)
+{
+	const char *s;
+
+	if (argv0 != NULL && *argv0 != '\0') {
+		s = strrchr(argv0, '/');
+		nd_progname = s != NULL ? s + 1 : argv0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	nd_out_install_cleanup();
+}
+
+static void
+vmsg(const char *fmt, va_list ap, const char *suffix)
+{
+	char line[4096];
+	int n;
+
+	/* Build the whole line first so it reaches stderr in one write. */
+	n = snprintf(line, sizeof line, "%s: ", nd_progname);
+	if (n < 0)
+		n = 0;
+	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	n = (int)strlen(line);
+	if (suffix != NULL)
+		snprintf(line + n, sizeof line - (size_t)n, ": %s", suffix);
+	fflush(stdout);
+	fprintf(stderr, "%s\n", line);
+}
+
+void
+nd_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, NULL);
+	va_end(ap);
+	exit(code);
+}
+
+void
+nd_die_errno(int code, const char *fmt, ...)
+{
+	va_list ap;
+	const char *e = strerror(errno);
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, e);
+	va_end(ap);
+	exit(code);
+}
+
+void
+nd_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, NULL);
+	va_end(ap);
+}
+
+void *
+nd_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		nd_die(ND_EXIT_ERROR, "out of memory (allocating %zu bytes)", n);
+	return p;
+}
+
+void *
+nd_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		nd_die(ND_EXIT_ERROR, "out of memory (allocating %zu x %zu bytes)",
+		    n, size);
+	return p;
+}
+
+void *
+nd_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		nd_die(ND_EXIT_ERROR, "out of memory (allocating %zu bytes)", n);
+	return q;
+}
+
+char *
+nd_xstrdup(const char *s)
+{
+	return nd_xstrndup(s, strlen(s));
+}
+
+char *
+nd_xstrndup(const char *s, size_t n)
+{
+	char *p = nd_xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void
+nd_grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+	void **p = pp;
+	size_t c = *cap;
+
+	if (need <= c)
+		return;
+	if (c < 16)
+		c = 16;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / size)
+			nd_die(ND_EXIT_ERROR, "out of memory (array of %zu)", need);
+		c *= 2;
+	}
+	*p = nd_xrealloc(*p, c * size);
+	*cap = c;
+}
