@@ -33,7 +33,7 @@ nd_in_open(const char *path)
 {
 	nd_in *in = nd_xcalloc(1, sizeof *in);
 
-	in->name = nd_xstrdup(path);
+	in->name = nd_xstrdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
 	if (strcmp(path, "-") == 0)
 		in->fd = STDIN_FILENO;
 	else if ((in->fd = open(path, O_RDONLY)) < 0)

@@ -22,7 +22,7 @@ nd_in *nd_in_open(const char *path);
 size_t nd_in_read(nd_in *in, void *buf, size_t n);
 /* Append the whole rest of the input to b. */
 void nd_in_slurp(nd_in *in, nd_buf *b);
-const char *nd_in_name(const nd_in *in);	/* as given, "-" for stdin */
+const char *nd_in_name(const nd_in *in);	/* as given, "<stdin>" for "-" */
 uint64_t nd_in_offset(const nd_in *in);		/* decompressed bytes read */
 int nd_in_is_gzip(const nd_in *in);
 /* Peek at the first bytes (decompressed) without consuming them; returns

@@ -495,6 +495,30 @@ nd_json_int(const nd_jval *v, int64_t *out)
 	return 0;
 }
 
+int
+nd_json_int64(const nd_jval *v, int64_t *out)
+{
+	const char *p = v->raw, *end = v->raw + v->len;
+	int neg = 0;
+	uint64_t x = 0;
+
+	if (v->type != ND_JNUM)
+		return -1;
+	if (*p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (; p < end; p++) {
+		if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (x > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return -1;
+	*out = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 0;
+}
+
 double
 nd_json_double(const nd_jval *v)
 {
@@ -510,8 +534,9 @@ int
 nd_json_fixed(const char *s, size_t n, int scale, int64_t *out)
 {
 	const char *p = s, *end = s + n;
-	int neg = 0, frac = 0, seen = 0, round = 0;
-	long exp = 0;
+	int neg = 0, frac = 0, ndig = 0, seen = 0;
+	long exp10 = 0, shift;
+	char dig[40];
 	__int128 x = 0;
 	const __int128 lim = (__int128)INT64_MAX;
 
@@ -519,27 +544,9 @@ nd_json_fixed(const char *s, size_t n, int scale, int64_t *out)
 		neg = 1;
 		p++;
 	}
-	/* Collect digits; the exponent shifts the scale. */
-	{
-		const char *q = p;
-		while (q < end && ((*q >= '0' && *q <= '9') || *q == '.'))
-			q++;
-		if (q < end && (*q == 'e' || *q == 'E')) {
-			char tmp[32];
-			size_t en = (size_t)(end - q - 1);
-
-			if (en == 0 || en >= sizeof tmp)
-				return -1;
-			memcpy(tmp, q + 1, en);
-			tmp[en] = '\0';
-			exp = strtol(tmp, NULL, 10);
-			if (exp > 40 || exp < -40)
-				return -1;
-			end = q;
-		}
-	}
-	scale += (int)exp;
-	for (; p < end; p++) {
+	/* Mantissa digits (leading zeros skipped, at most 38 kept) and the
+	 * power of ten they are scaled by. */
+	for (; p < end && *p != 'e' && *p != 'E'; p++) {
 		if (*p == '.') {
 			if (frac)
 				return -1;
@@ -549,37 +556,60 @@ nd_json_fixed(const char *s, size_t n, int scale, int64_t *out)
 		if (*p < '0' || *p > '9')
 			return -1;
 		seen = 1;
-		if (frac) {
-			if (scale <= 0) {
-				/* first dropped digit decides rounding */
-				if (scale == 0 && !round)
-					round = *p >= '5' ? 1 : -1;
-				scale--;
-				continue;
-			}
-			scale--;
+		if (ndig == 0 && *p == '0') {
+			if (frac)
+				exp10--;
+			continue;
 		}
-		x = x * 10 + (*p - '0');
-		if (x > lim)
-			return -1;
+		if (ndig < 38) {
+			dig[ndig++] = *p;
+			if (frac)
+				exp10--;
+		} else if (!frac)
+			exp10++;
 	}
 	if (!seen)
 		return -1;
-	while (scale > 0) {
-		x *= 10;
-		if (x > lim)
+	if (p < end) {
+		char tmp[16];
+		size_t en = (size_t)(end - p - 1);
+		char *ep;
+		long e;
+
+		if (en == 0 || en >= sizeof tmp)
 			return -1;
-		scale--;
+		memcpy(tmp, p + 1, en);
+		tmp[en] = '\0';
+		e = strtol(tmp, &ep, 10);
+		if (*ep != '\0' || e > 400 || e < -400)
+			return -1;
+		exp10 += e;
 	}
-	while (scale < 0) {
-		/* exponent made the value smaller than the digits given */
-		int d = (int)(x % 10);
-		x /= 10;
-		round = d >= 5 ? 1 : -1;
-		scale++;
+	shift = exp10 + scale;
+	if (shift >= 0) {
+		for (int i = 0; i < ndig; i++) {
+			x = x * 10 + (dig[i] - '0');
+			if (x > lim)
+				return -1;
+		}
+		for (; shift > 0 && x != 0; shift--) {
+			x *= 10;
+			if (x > lim)
+				return -1;
+		}
+	} else {
+		/* Keep the digits above the cut; the first one below it rounds
+		 * (half away from zero). */
+		long keep = ndig + shift;
+
+		for (long i = 0; i < keep; i++) {
+			x = x * 10 + (dig[i] - '0');
+			if (x > lim)
+				return -1;
+		}
+		if (keep >= 0 && keep < ndig && dig[keep] >= '5')
+			x++;
 	}
-	if (round > 0)
-		x++;
 	*out = neg ? -(int64_t)x : (int64_t)x;
 	return 0;
 }

@@ -79,6 +79,8 @@ int nd_jstr_eq(const nd_jval *v, const char *s);
 
 /* Exact integer of a number value; -1 when not an integer or |x| > 2^53. */
 int nd_json_int(const nd_jval *v, int64_t *out);
+/* Exact integer in the whole int64 range (for absolute epoch ns). */
+int nd_json_int64(const nd_jval *v, int64_t *out);
 /* Any number, as a double. */
 double nd_json_double(const nd_jval *v);
 /* Decimal text of a number scaled by 10^scale, exact, rounded half away from

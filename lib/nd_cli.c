@@ -1,0 +1,114 @@
+#include "nd_cli.h"
+#include "nd_json.h"
+#include "nd_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+nd_cli_help(const char *usage_text)
+{
+	fputs(usage_text, stdout);
+	if (fflush(stdout) != 0)
+		exit(errno == EPIPE ? 0 : ND_EXIT_ERROR);
+	exit(ND_EXIT_OK);
+}
+
+void
+nd_cli_usage(const char *usage_text)
+{
+	/* The first line of the usage text is the synopsis. */
+	const char *nl = strchr(usage_text, '\n');
+	int n = nl ? (int)(nl - usage_text) : (int)strlen(usage_text);
+
+	fprintf(stderr, "%.*s\n", n, usage_text);
+	fprintf(stderr, "Try '%s --help' for more information.\n", nd_progname);
+	exit(ND_EXIT_ERROR);
+}
+
+void
+nd_cli_version(void)
+{
+	printf("%s (ndtrace) %s\n", nd_progname, ND_VERSION);
+	exit(fflush(stdout) == 0 ? ND_EXIT_OK : ND_EXIT_ERROR);
+}
+
+int
+nd_parse_duration(const char *s, int64_t *ns)
+{
+	const char *p = s, *num_end;
+	int scale;
+	int64_t v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	while (*p == '-' || *p == '+' || *p == '.' || (*p >= '0' && *p <= '9'))
+		p++;
+	num_end = p;
+	if (num_end == s || *s == '-' || *s == '+')
+		return -1;
+	if (*p == '\0' || strcmp(p, "ns") == 0)
+		scale = 0;
+	else if (strcmp(p, "us") == 0 || strcmp(p, "\xc2\xb5s") == 0)
+		scale = 3;
+	else if (strcmp(p, "ms") == 0)
+		scale = 6;
+	else if (strcmp(p, "s") == 0)
+		scale = 9;
+	else
+		return -1;
+	/* nd_json_fixed is exact decimal arithmetic; reuse it. */
+	{
+		nd_jval jv;
+		nd_jerr je;
+		const char *q = s;
+
+		if (nd_json_value(&q, s, num_end, &jv, &je) != 0 || q != num_end)
+			return -1;
+	}
+	if (nd_json_fixed(s, (size_t)(num_end - s), scale, &v) != 0 || v < 0)
+		return -1;
+	*ns = v;
+	return 0;
+}
+
+int64_t
+nd_cli_int(const char *opt, const char *s, int64_t min, int64_t max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		nd_die(ND_EXIT_ERROR, "invalid value for %s: '%s'", opt, s);
+	return v;
+}
+
+int64_t
+nd_cli_duration(const char *opt, const char *s)
+{
+	int64_t v;
+
+	if (nd_parse_duration(s, &v) != 0)
+		nd_die(ND_EXIT_ERROR, "invalid duration for %s: '%s' "
+		    "(use e.g. 500ns, 10us, 1.5ms, 2s)", opt, s);
+	return v;
+}
+
+double
+nd_cli_double(const char *opt, const char *s, double min, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || isnan(v) || v < min ||
+	    v > max)
+		nd_die(ND_EXIT_ERROR, "invalid value for %s: '%s'", opt, s);
+	return v;
+}

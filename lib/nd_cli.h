@@ -1,0 +1,41 @@
+/*
+ * nd_cli: conventions every program's main() shares.
+ *
+ *   static const char usage_text[] = "usage: prog [-h] ... FILE...\n";
+ *   ...
+ *   nd_init(argv[0]);
+ *   while ((c = getopt_long(argc, argv, "hV...", opts, NULL)) != -1)
+ *       switch (c) {
+ *       case 'h': nd_cli_help(usage_text);          // stdout, exit 0
+ *       case 'V': nd_cli_version();                 // stdout, exit 0
+ *       ...
+ *       default:  nd_cli_usage(usage_text);         // stderr, exit 2
+ *       }
+ *
+ * Long options --help and --version are spelled ND_CLI_STD_LONGOPTS.
+ * Durations on the command line take a unit suffix: ns, us, ms, s (and
+ * decimals: "1.5ms"); a bare number means nanoseconds.
+ */
+#ifndef ND_CLI_H
+#define ND_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#define ND_CLI_STD_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }
+
+_Noreturn void nd_cli_help(const char *usage_text);
+_Noreturn void nd_cli_usage(const char *usage_text);
+_Noreturn void nd_cli_version(void);
+
+/* Parse a duration into ns; 0 ok, -1 malformed or out of range. */
+int nd_parse_duration(const char *s, int64_t *ns);
+/* Parse a non-negative integer option value or die with
+ * "prog: invalid value for OPT: 'S'" (exit 2). */
+int64_t nd_cli_int(const char *opt, const char *s, int64_t min, int64_t max);
+int64_t nd_cli_duration(const char *opt, const char *s);
+double nd_cli_double(const char *opt, const char *s, double min, double max);
+
+#endif

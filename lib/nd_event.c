@@ -1,0 +1,410 @@
+#include "nd_event.h"
+#include "nd_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reserved keys, their field and kind.  Kept in one table so the decoder,
+ * the writer and trace-check agree on the contract. */
+enum kind { K_STR, K_INT, K_OBJ };
+enum field {
+	F_TYPE, F_TS, F_DUR, F_NAME, F_PID, F_TID, F_PROCESS, F_THREAD,
+	F_DEVICE, F_RANK, F_STEP, F_CAT, F_CLASS, F_FAMILY, F_SCOPE, F_ARGS,
+	F_VALUES, F_ORIGIN, F_HOST, F_SOURCE
+};
+
+static const struct reserved {
+	const char *key;
+	enum field f;
+	enum kind k;
+} reserved[] = {
+	{ "type", F_TYPE, K_STR }, { "ts_ns", F_TS, K_INT },
+	{ "dur_ns", F_DUR, K_INT }, { "name", F_NAME, K_STR },
+	{ "pid", F_PID, K_INT }, { "tid", F_TID, K_INT },
+	{ "process", F_PROCESS, K_STR }, { "thread", F_THREAD, K_STR },
+	{ "device", F_DEVICE, K_STR }, { "rank", F_RANK, K_INT },
+	{ "step", F_STEP, K_INT }, { "cat", F_CAT, K_STR },
+	{ "class", F_CLASS, K_STR }, { "family", F_FAMILY, K_STR },
+	{ "scope", F_SCOPE, K_STR }, { "args", F_ARGS, K_OBJ },
+	{ "values", F_VALUES, K_OBJ }, { "origin_ns", F_ORIGIN, K_INT },
+	{ "host", F_HOST, K_STR }, { "source", F_SOURCE, K_STR },
+};
+#define NRESERVED (sizeof reserved / sizeof reserved[0])
+
+static const char *const type_names[] = {
+	"other", "meta", "span", "instant", "counter", "flow", "end"
+};
+
+nd_evtype
+nd_evtype_of(const char *s, size_t n)
+{
+	for (int t = ND_EV_META; t <= ND_EV_END; t++)
+		if (strlen(type_names[t]) == n && memcmp(type_names[t], s, n) == 0)
+			return (nd_evtype)t;
+	return ND_EV_OTHER;
+}
+
+const char *
+nd_evtype_name(nd_evtype t)
+{
+	return type_names[t];
+}
+
+int
+nd_str_eq(nd_str a, const char *s)
+{
+	size_t n = strlen(s);
+
+	return a.p != NULL && a.n == n && memcmp(a.p, s, n) == 0;
+}
+
+void
+nd_event_init(nd_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+}
+
+void
+nd_event_free(nd_event *ev)
+{
+	free(ev->members);
+	ev->members = NULL;
+	ev->cap_members = 0;
+}
+
+static void
+clear_fields(nd_event *ev)
+{
+	nd_member *m = ev->members;
+	size_t cap = ev->cap_members;
+
+	memset(ev, 0, sizeof *ev);
+	ev->members = m;
+	ev->cap_members = cap;
+}
+
+/* Find the reserved key for a raw key string (no escapes in reserved keys,
+ * so an escaped key is never reserved: it is kept as an unknown member). */
+static const struct reserved *
+lookup(const nd_jval *key)
+{
+	const char *k = key->raw + 1;
+	size_t n = key->len - 2;
+
+	if (key->esc || n < 3 || n > 9)
+		return NULL;
+	/* Cheap first-letter filter before the string compare. */
+	for (size_t i = 0; i < NRESERVED; i++)
+		if (reserved[i].key[0] == k[0] && strlen(reserved[i].key) == n &&
+		    memcmp(reserved[i].key, k, n) == 0)
+			return &reserved[i];
+	return NULL;
+}
+
+static void
+seterr(nd_everr *err, size_t off, const char *fmt, const char *a)
+{
+	err->off = off;
+	snprintf(err->msg, sizeof err->msg, fmt, a);
+}
+
+int
+nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
+    nd_everr *err)
+{
+	const char *p = line, *end = line + len;
+	nd_jval obj, key, val;
+	nd_jerr je;
+	nd_jiter it;
+	int r;
+
+	clear_fields(ev);
+	ev->line = line;
+	ev->len = len;
+	nd_buf_reset(scratch);
+	/* Decoded strings are never longer than their raw text, plus a NUL
+	 * each: reserving this up front keeps the pointers stable. */
+	nd_buf_reserve(scratch, len + 64);
+
+	if (nd_json_value(&p, line, end, &obj, &je) != 0) {
+		err->off = je.off;
+		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
+		return -1;
+	}
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+		p++;
+	if (p < end) {
+		seterr(err, (size_t)(p - line), "%s",
+		    "trailing characters after the JSON object");
+		return -1;
+	}
+	if (obj.type != ND_JOBJ) {
+		seterr(err, (size_t)(obj.raw - line), "record is a JSON %s, "
+		    "not an object", obj.type == ND_JARR ? "array" :
+		    obj.type == ND_JSTR ? "string" : obj.type == ND_JNUM ?
+		    "number" : "literal");
+		return -1;
+	}
+	nd_jiter_init(&it, &obj, line);
+	while ((r = nd_jiter_next(&it, &key, &val, &je)) == 1) {
+		const struct reserved *rk = lookup(&key);
+		nd_member *m;
+
+		nd_grow(&ev->members, &ev->cap_members, ev->nmembers + 1,
+		    sizeof *ev->members);
+		m = &ev->members[ev->nmembers++];
+		m->key = key;
+		m->val = val;
+		m->known = 0;
+		if (rk == NULL || val.type == ND_JNULL)
+			continue;
+		switch (rk->k) {
+		case K_STR: {
+			nd_str *dst = NULL;
+			size_t at;
+
+			if (val.type != ND_JSTR) {
+				seterr(err, (size_t)(val.raw - line),
+				    "\"%s\" must be a string", rk->key);
+				return -1;
+			}
+			switch (rk->f) {
+			case F_TYPE: dst = &ev->type_name; break;
+			case F_NAME: dst = &ev->name; break;
+			case F_PROCESS: dst = &ev->process; break;
+			case F_THREAD: dst = &ev->thread; break;
+			case F_DEVICE: dst = &ev->device; break;
+			case F_CAT: dst = &ev->cat; break;
+			case F_CLASS: dst = &ev->cls; break;
+			case F_FAMILY: dst = &ev->family; break;
+			case F_SCOPE: dst = &ev->scope; break;
+			case F_HOST: dst = &ev->host; break;
+			case F_SOURCE: dst = &ev->source_path; break;
+			default: break;
+			}
+			if (dst == NULL)
+				break;
+			at = scratch->len;
+			nd_json_unescape(&val, scratch);
+			dst->p = scratch->p + at;
+			dst->n = scratch->len - at;
+			nd_buf_addc(scratch, '\0');
+			m->known = 1;
+			break;
+		}
+		case K_INT: {
+			int64_t v;
+			int64_t *dst = NULL;
+			unsigned bit = 0;
+
+			if (rk->f == F_ORIGIN ? nd_json_int64(&val, &v) != 0 :
+			    nd_json_int(&val, &v) != 0) {
+				seterr(err, (size_t)(val.raw - line),
+				    rk->f == F_ORIGIN ? "\"%s\" must be an integer" :
+				    "\"%s\" must be an integer within +-2^53",
+				    rk->key);
+				return -1;
+			}
+			switch (rk->f) {
+			case F_TS: dst = &ev->ts_ns; bit = ND_HAS_TS; break;
+			case F_DUR: dst = &ev->dur_ns; bit = ND_HAS_DUR; break;
+			case F_PID: dst = &ev->pid; bit = ND_HAS_PID; break;
+			case F_TID: dst = &ev->tid; bit = ND_HAS_TID; break;
+			case F_RANK: dst = &ev->rank; bit = ND_HAS_RANK; break;
+			case F_STEP: dst = &ev->step; bit = ND_HAS_STEP; break;
+			case F_ORIGIN: dst = &ev->origin_ns; bit = ND_HAS_ORIGIN; break;
+			default: break;
+			}
+			if (rk->f == F_DUR && v < 0) {
+				seterr(err, (size_t)(val.raw - line), "%s",
+				    "\"dur_ns\" must not be negative");
+				return -1;
+			}
+			*dst = v;
+			ev->has |= bit;
+			m->known = 1;
+			break;
+		}
+		case K_OBJ:
+			if (val.type != ND_JOBJ) {
+				seterr(err, (size_t)(val.raw - line),
+				    "\"%s\" must be an object", rk->key);
+				return -1;
+			}
+			if (rk->f == F_ARGS)
+				ev->args = val;
+			else
+				ev->values = val;
+			m->known = 1;
+			break;
+		}
+	}
+	if (r < 0) {
+		err->off = je.off;
+		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
+		return -1;
+	}
+	if (ev->type_name.p == NULL) {
+		seterr(err, 0, "%s", "record has no \"type\" string");
+		return -1;
+	}
+	ev->type = nd_evtype_of(ev->type_name.p, ev->type_name.n);
+	/* Keys of meta/end that share names with span keys keep their raw
+	 * form only; a meta's "source" is a path, an end has counts. */
+	return 0;
+}
+
+const nd_jval *
+nd_event_get(const nd_event *ev, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (size_t i = 0; i < ev->nmembers; i++) {
+		const nd_jval *k = &ev->members[i].key;
+
+		if (!k->esc && k->len - 2 == n && memcmp(k->raw + 1, key, n) == 0)
+			return &ev->members[i].val;
+	}
+	for (size_t i = 0; i < ev->nmembers; i++)
+		if (ev->members[i].key.esc && nd_jstr_eq(&ev->members[i].key, key))
+			return &ev->members[i].val;
+	return NULL;
+}
+
+int
+nd_event_arg(const nd_event *ev, const char *key, nd_jval *out)
+{
+	nd_jiter it;
+	nd_jval k, v;
+	nd_jerr je;
+
+	if (ev->args.type != ND_JOBJ)
+		return 0;
+	nd_jiter_init(&it, &ev->args, ev->args.raw);
+	while (nd_jiter_next(&it, &k, &v, &je) == 1)
+		if (nd_jstr_eq(&k, key)) {
+			*out = v;
+			return 1;
+		}
+	return 0;
+}
+
+static void
+put_kstr(nd_buf *b, const char *key, nd_str s)
+{
+	if (s.p == NULL)
+		return;
+	nd_buf_adds(b, key);
+	nd_json_put_str(b, s.p, s.n);
+}
+
+static void
+put_kint(nd_buf *b, const char *key, int64_t v)
+{
+	nd_buf_adds(b, key);
+	nd_json_put_i64(b, v);
+}
+
+void
+nd_event_write(nd_buf *b, const nd_event *ev)
+{
+	nd_str tn = ev->type_name.p ? ev->type_name :
+	    nd_str_c(nd_evtype_name(ev->type));
+
+	/* Records other than timed events (meta, end, derived types) are
+	 * re-emitted member by member in their own order. */
+	if (ev->nmembers > 0 && (ev->type == ND_EV_META ||
+	    ev->type == ND_EV_END || ev->type == ND_EV_OTHER)) {
+		nd_buf_addc(b, '{');
+		for (size_t i = 0; i < ev->nmembers; i++) {
+			const nd_member *m = &ev->members[i];
+
+			if (i > 0)
+				nd_buf_addc(b, ',');
+			nd_buf_add(b, m->key.raw, m->key.len);
+			nd_buf_addc(b, ':');
+			nd_buf_add(b, m->val.raw, m->val.len);
+		}
+		if (ev->extra_len > 0)
+			nd_buf_add(b, ev->extra, ev->extra_len);
+		nd_buf_add(b, "}\n", 2);
+		return;
+	}
+	nd_buf_add(b, "{\"type\":", 8);
+	nd_json_put_str(b, tn.p, tn.n);
+	if (ev->has & ND_HAS_TS)
+		put_kint(b, ",\"ts_ns\":", ev->ts_ns);
+	if (ev->has & ND_HAS_DUR)
+		put_kint(b, ",\"dur_ns\":", ev->dur_ns);
+	put_kstr(b, ",\"name\":", ev->name);
+	if (ev->has & ND_HAS_PID)
+		put_kint(b, ",\"pid\":", ev->pid);
+	if (ev->has & ND_HAS_TID)
+		put_kint(b, ",\"tid\":", ev->tid);
+	put_kstr(b, ",\"process\":", ev->process);
+	put_kstr(b, ",\"thread\":", ev->thread);
+	put_kstr(b, ",\"device\":", ev->device);
+	if (ev->has & ND_HAS_RANK)
+		put_kint(b, ",\"rank\":", ev->rank);
+	if (ev->has & ND_HAS_STEP)
+		put_kint(b, ",\"step\":", ev->step);
+	put_kstr(b, ",\"cat\":", ev->cat);
+	put_kstr(b, ",\"class\":", ev->cls);
+	put_kstr(b, ",\"family\":", ev->family);
+	put_kstr(b, ",\"scope\":", ev->scope);
+	if (ev->values.type == ND_JOBJ) {
+		nd_buf_add(b, ",\"values\":", 10);
+		nd_buf_add(b, ev->values.raw, ev->values.len);
+	}
+	if (ev->args.type == ND_JOBJ) {
+		nd_buf_add(b, ",\"args\":", 8);
+		nd_buf_add(b, ev->args.raw, ev->args.len);
+	}
+	for (size_t i = 0; i < ev->nmembers; i++) {
+		const nd_member *m = &ev->members[i];
+
+		/* Reserved keys were written above (or are null: dropped, as
+		 * ndtrace(7) omits unknown values); the rest keep their order. */
+		if (m->known || lookup(&m->key) != NULL)
+			continue;
+		nd_buf_addc(b, ',');
+		nd_buf_add(b, m->key.raw, m->key.len);
+		nd_buf_addc(b, ':');
+		nd_buf_add(b, m->val.raw, m->val.len);
+	}
+	if (ev->extra_len > 0)
+		nd_buf_add(b, ev->extra, ev->extra_len);
+	nd_buf_add(b, "}\n", 2);
+}
+
+void
+nd_meta_write(nd_buf *b, const char *source, const char *format,
+    int64_t origin_ns, const char *host, int has_rank, int64_t rank)
+{
+	nd_jw w;
+
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "meta");
+	nd_jw_kcstr(&w, "schema", ND_SCHEMA);
+	nd_jw_kcstr(&w, "source", source);
+	nd_jw_kcstr(&w, "format", format);
+	nd_jw_kint(&w, "origin_ns", origin_ns);
+	nd_jw_key(&w, "host");
+	if (host != NULL)
+		nd_jw_cstr(&w, host);
+	else
+		nd_jw_null(&w);
+	nd_jw_key(&w, "rank");
+	if (has_rank)
+		nd_jw_int(&w, rank);
+	else
+		nd_jw_null(&w);
+	nd_jw_key(&w, "producer");
+	nd_buf_addc(b, '"');
+	nd_buf_adds(b, nd_progname);
+	nd_buf_adds(b, " " ND_VERSION "\"");
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+}

@@ -1,0 +1,139 @@
+/*
+ * nd_event: the ndtrace stream record (see ndtrace(7)) decoded for reading,
+ * and written back in canonical key order.
+ *
+ * Reading: nd_event_decode() validates one line as a JSON object, fills the
+ * typed fields of the keys the contract reserves and keeps every member
+ * (known or not) as a raw slice, so a filter re-emits unknown keys unchanged.
+ * Decoded strings are NUL-terminated copies in the decoder's scratch buffer;
+ * everything an nd_event points to is valid until the next decode with the
+ * same scratch (the "borrowed until next call" rule of nd_util.h).
+ *
+ * The `end` record (last of each source) has these keys, all optional but
+ * type: "events" (input events read), "spans", "instants", "counters",
+ * "flows" (records of that type emitted for this source), "skipped" (object:
+ * reason -> count), "sha256" (of the input as stored), "suspected_truncation"
+ * (bool), "warnings" (array of strings).  trace-check verifies the per-type
+ * counts against the records it saw.
+ *
+ * Writing: fill an nd_event (strings need not be NUL-terminated, `n` is
+ * used) and call nd_event_write(); it writes the reserved keys in the order
+ * of ndtrace(7), then `args`, then any extra members.
+ */
+#ifndef ND_EVENT_H
+#define ND_EVENT_H
+
+#include "nd_buf.h"
+#include "nd_json.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ND_SCHEMA "ndtrace/1"
+
+typedef enum {
+	ND_EV_OTHER = 0,	/* any other type: passed through by filters */
+	ND_EV_META,
+	ND_EV_SPAN,
+	ND_EV_INSTANT,
+	ND_EV_COUNTER,
+	ND_EV_FLOW,
+	ND_EV_END
+} nd_evtype;
+
+/* A string field; p == NULL means absent. */
+typedef struct nd_str {
+	const char *p;
+	size_t n;
+} nd_str;
+
+#define ND_STR(s) ((nd_str){ (s), sizeof(s) - 1 })
+#define ND_STR_NONE ((nd_str){ NULL, 0 })
+static inline nd_str nd_str_c(const char *s);
+
+/* Bits of nd_event.has for the integer fields. */
+enum {
+	ND_HAS_TS = 1 << 0,
+	ND_HAS_DUR = 1 << 1,
+	ND_HAS_PID = 1 << 2,
+	ND_HAS_TID = 1 << 3,
+	ND_HAS_RANK = 1 << 4,
+	ND_HAS_STEP = 1 << 5,
+	ND_HAS_ORIGIN = 1 << 6
+};
+
+typedef struct nd_member {
+	nd_jval key;		/* string value (raw, with quotes) */
+	nd_jval val;
+	int known;		/* one of the typed fields below */
+} nd_member;
+
+typedef struct nd_event {
+	nd_evtype type;
+	nd_str type_name;	/* the "type" string as written */
+	unsigned has;
+	int64_t ts_ns, dur_ns, pid, tid, rank, step, origin_ns;
+	nd_str name, process, thread, device, cat, cls, family, scope;
+	nd_str host, source_path;	/* meta: host, source */
+	nd_jval args;		/* raw object, type ND_JNONE when absent */
+	nd_jval values;		/* counter values: raw object */
+
+	/* Reading only. */
+	const char *line;
+	size_t len;
+	nd_member *members;
+	size_t nmembers, cap_members;
+	uint32_t source;	/* index of the source (see nd_stream) */
+
+	/* Writing only: extra members, raw JSON text starting with ',' (e.g.
+	 * ",\"context\":{...}"), appended before the closing brace. */
+	const char *extra;
+	size_t extra_len;
+} nd_event;
+
+typedef struct nd_everr {
+	size_t off;		/* byte offset within the line */
+	char msg[200];
+} nd_everr;
+
+void nd_event_init(nd_event *ev);
+void nd_event_free(nd_event *ev);	/* frees the members array */
+/* Decode one line.  0 ok; -1 error (JSON or contract) with err filled. */
+int nd_event_decode(nd_event *ev, const char *line, size_t len,
+    nd_buf *scratch, nd_everr *err);
+/* Look up any top-level member by key (NULL if absent). */
+const nd_jval *nd_event_get(const nd_event *ev, const char *key);
+/* Look up args.KEY (NULL if absent). */
+int nd_event_arg(const nd_event *ev, const char *key, nd_jval *out);
+/* Map a type string to the enum. */
+nd_evtype nd_evtype_of(const char *s, size_t n);
+const char *nd_evtype_name(nd_evtype t);
+
+/* Write ev as one line (with '\n') in canonical order.  When re-emitting a
+ * decoded record, members not covered by the typed fields are copied after
+ * `args` in their original order. */
+void nd_event_write(nd_buf *out, const nd_event *ev);
+
+/* Write a `meta` record (one line) for a source; producer is
+ * "<nd_progname> <version>"; host NULL and !has_rank give JSON null. */
+void nd_meta_write(nd_buf *out, const char *source, const char *format,
+    int64_t origin_ns, const char *host, int has_rank, int64_t rank);
+
+static inline nd_str
+nd_str_c(const char *s)
+{
+	nd_str r;
+	const char *e = s;
+
+	if (s == NULL)
+		return ND_STR_NONE;
+	while (*e)
+		e++;
+	r.p = s;
+	r.n = (size_t)(e - s);
+	return r;
+}
+
+int nd_str_eq(nd_str a, const char *s);
+
+#endif

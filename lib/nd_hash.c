@@ -1,0 +1,326 @@
+#include "nd_hash.h"
+#include "nd_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t
+nd_hash_bytes(const void *data, size_t n)
+{
+	/* FNV-1a over 8-byte words, then a finaliser: fast for short keys. */
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+		p += 8;
+		n -= 8;
+	}
+	while (n > 0) {
+		h = (h ^ *p++) * 0x100000001b3ULL;
+		n--;
+	}
+	return nd_hash_u64(h);
+}
+
+/* ---- interning ---- */
+
+struct nd_intern {
+	uint32_t *slots;	/* id + 1, 0 = empty */
+	size_t mask;
+	char **strs;
+	size_t *lens;
+	uint64_t *hashes;
+	size_t n, cap;
+	/* Strings are packed into large blocks to avoid a malloc each. */
+	char *blk;
+	size_t blk_used, blk_cap;
+};
+
+nd_intern *
+nd_intern_new(void)
+{
+	nd_intern *t = nd_xcalloc(1, sizeof *t);
+
+	t->mask = 1023;
+	t->slots = nd_xcalloc(t->mask + 1, sizeof *t->slots);
+	return t;
+}
+
+static char *
+pack(nd_intern *t, const char *s, size_t n)
+{
+	char *p;
+
+	if (t->blk == NULL || t->blk_cap - t->blk_used < n + 1) {
+		size_t c = n + 1 > 65536 ? n + 1 : 65536;
+
+		/* Old blocks stay alive: chain them through their first bytes. */
+		char *nb = nd_xmalloc(c + sizeof(char *));
+		memcpy(nb, &t->blk, sizeof(char *));
+		t->blk = nb;
+		t->blk_used = sizeof(char *);
+		t->blk_cap = c + sizeof(char *);
+	}
+	p = t->blk + t->blk_used;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	t->blk_used += n + 1;
+	return p;
+}
+
+void
+nd_intern_free(nd_intern *t)
+{
+	char *b;
+
+	if (t == NULL)
+		return;
+	b = t->blk;
+	while (b != NULL) {
+		char *next;
+
+		memcpy(&next, b, sizeof(char *));
+		free(b);
+		b = next;
+	}
+	free(t->slots);
+	free(t->strs);
+	free(t->lens);
+	free(t->hashes);
+	free(t);
+}
+
+static void
+rehash(nd_intern *t)
+{
+	size_t nm = t->mask * 2 + 1;
+	uint32_t *ns = nd_xcalloc(nm + 1, sizeof *ns);
+
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = t->hashes[i] & nm;
+
+		while (ns[j] != 0)
+			j = (j + 1) & nm;
+		ns[j] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->mask = nm;
+}
+
+uint32_t
+nd_intern_find(const nd_intern *t, const char *s, size_t n)
+{
+	uint64_t h = nd_hash_bytes(s, n);
+	size_t j = h & t->mask;
+
+	for (; t->slots[j] != 0; j = (j + 1) & t->mask) {
+		uint32_t id = t->slots[j] - 1;
+
+		if (t->hashes[id] == h && t->lens[id] == n &&
+		    memcmp(t->strs[id], s, n) == 0)
+			return id;
+	}
+	return UINT32_MAX;
+}
+
+uint32_t
+nd_intern_id(nd_intern *t, const char *s, size_t n)
+{
+	uint64_t h = nd_hash_bytes(s, n);
+	size_t j = h & t->mask;
+	uint32_t id;
+
+	for (; t->slots[j] != 0; j = (j + 1) & t->mask) {
+		id = t->slots[j] - 1;
+		if (t->hashes[id] == h && t->lens[id] == n &&
+		    memcmp(t->strs[id], s, n) == 0)
+			return id;
+	}
+	if (t->n >= UINT32_MAX - 1)
+		nd_die(ND_EXIT_ERROR, "too many distinct strings");
+	if (t->n + 1 > t->cap) {
+		size_t c = t->cap;
+
+		nd_grow(&t->strs, &c, t->n + 1, sizeof *t->strs);
+		c = t->cap;
+		nd_grow(&t->lens, &c, t->n + 1, sizeof *t->lens);
+		c = t->cap;
+		nd_grow(&t->hashes, &c, t->n + 1, sizeof *t->hashes);
+		t->cap = c;
+	}
+	id = (uint32_t)t->n++;
+	t->strs[id] = pack(t, s, n);
+	t->lens[id] = n;
+	t->hashes[id] = h;
+	t->slots[j] = id + 1;
+	if (t->n * 2 > t->mask)
+		rehash(t);
+	return id;
+}
+
+const char *
+nd_intern_str(const nd_intern *t, uint32_t id, size_t *n)
+{
+	if (n != NULL)
+		*n = t->lens[id];
+	return t->strs[id];
+}
+
+uint32_t
+nd_intern_count(const nd_intern *t)
+{
+	return (uint32_t)t->n;
+}
+
+/* ---- uint64 map ---- */
+
+struct nd_map64 {
+	uint64_t *keys;
+	uint64_t *vals;
+	unsigned char *used;
+	size_t mask, n;
+};
+
+nd_map64 *
+nd_map64_new(void)
+{
+	nd_map64 *m = nd_xcalloc(1, sizeof *m);
+
+	m->mask = 255;
+	m->keys = nd_xcalloc(m->mask + 1, sizeof *m->keys);
+	m->vals = nd_xcalloc(m->mask + 1, sizeof *m->vals);
+	m->used = nd_xcalloc(m->mask + 1, 1);
+	return m;
+}
+
+void
+nd_map64_free(nd_map64 *m)
+{
+	if (m == NULL)
+		return;
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	free(m);
+}
+
+static void
+map_grow(nd_map64 *m)
+{
+	nd_map64 nm;
+
+	nm.mask = m->mask * 2 + 1;
+	nm.keys = nd_xcalloc(nm.mask + 1, sizeof *nm.keys);
+	nm.vals = nd_xcalloc(nm.mask + 1, sizeof *nm.vals);
+	nm.used = nd_xcalloc(nm.mask + 1, 1);
+	nm.n = m->n;
+	for (size_t i = 0; i <= m->mask; i++) {
+		size_t j;
+
+		if (!m->used[i])
+			continue;
+		j = nd_hash_u64(m->keys[i]) & nm.mask;
+		while (nm.used[j])
+			j = (j + 1) & nm.mask;
+		nm.used[j] = 1;
+		nm.keys[j] = m->keys[i];
+		nm.vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	*m = nm;
+}
+
+uint64_t *
+nd_map64_put(nd_map64 *m, uint64_t key, int *isnew)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->mask)
+		map_grow(m);
+	j = nd_hash_u64(key) & m->mask;
+	for (; m->used[j]; j = (j + 1) & m->mask)
+		if (m->keys[j] == key) {
+			if (isnew != NULL)
+				*isnew = 0;
+			return &m->vals[j];
+		}
+	m->used[j] = 1;
+	m->keys[j] = key;
+	m->vals[j] = 0;
+	m->n++;
+	if (isnew != NULL)
+		*isnew = 1;
+	return &m->vals[j];
+}
+
+uint64_t *
+nd_map64_get(const nd_map64 *m, uint64_t key)
+{
+	size_t j = nd_hash_u64(key) & m->mask;
+
+	for (; m->used[j]; j = (j + 1) & m->mask)
+		if (m->keys[j] == key)
+			return &m->vals[j];
+	return NULL;
+}
+
+int
+nd_map64_del(nd_map64 *m, uint64_t key)
+{
+	size_t j = nd_hash_u64(key) & m->mask, k;
+
+	for (; m->used[j]; j = (j + 1) & m->mask)
+		if (m->keys[j] == key)
+			break;
+	if (!m->used[j])
+		return 0;
+	m->used[j] = 0;
+	m->n--;
+	/* Backward-shift deletion keeps probe chains intact. */
+	k = j;
+	for (;;) {
+		size_t h;
+
+		k = (k + 1) & m->mask;
+		if (!m->used[k])
+			break;
+		h = nd_hash_u64(m->keys[k]) & m->mask;
+		if ((j < k && (h <= j || h > k)) || (j > k && h <= j && h > k)) {
+			m->used[j] = 1;
+			m->keys[j] = m->keys[k];
+			m->vals[j] = m->vals[k];
+			m->used[k] = 0;
+			j = k;
+		}
+	}
+	return 1;
+}
+
+size_t
+nd_map64_count(const nd_map64 *m)
+{
+	return m->n;
+}
+
+int
+nd_map64_next(const nd_map64 *m, size_t *pos, uint64_t *key, uint64_t *val)
+{
+	while (*pos <= m->mask) {
+		size_t i = (*pos)++;
+
+		if (m->used[i]) {
+			*key = m->keys[i];
+			*val = m->vals[i];
+			return 1;
+		}
+	}
+	return 0;
+}

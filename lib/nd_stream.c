@@ -1,0 +1,170 @@
+#include "nd_stream.h"
+#include "nd_in.h"
+#include "nd_lines.h"
+#include "nd_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct nd_stream {
+	char **paths;
+	int npaths, cur;
+	nd_in *in;
+	nd_lines *lr;
+	nd_buf scratch;
+	int64_t src;		/* current source index, -1 before any */
+	int fresh;		/* current source has no record yet */
+	nd_source_info *info;
+	size_t ninfo, capinfo;
+};
+
+static char *stdin_path[] = { "-" };
+
+nd_stream *
+nd_stream_open(char **paths, int n)
+{
+	nd_stream *st = nd_xcalloc(1, sizeof *st);
+
+	if (n == 0) {
+		paths = stdin_path;
+		n = 1;
+	}
+	st->paths = paths;
+	st->npaths = n;
+	st->cur = -1;
+	st->src = -1;
+	return st;
+}
+
+static void
+new_source(nd_stream *st, const char *file)
+{
+	nd_source_info *si;
+
+	st->src++;
+	st->fresh = 1;
+	nd_grow(&st->info, &st->capinfo, (size_t)st->src + 1, sizeof *st->info);
+	si = &st->info[st->src];
+	memset(si, 0, sizeof *si);
+	si->path = nd_xstrdup(file);
+	st->ninfo = (size_t)st->src + 1;
+}
+
+static void
+take_meta(nd_stream *st, const nd_event *ev)
+{
+	nd_source_info *si = &st->info[st->src];
+	const nd_jval *f;
+
+	si->has_meta = 1;
+	if (ev->has & ND_HAS_ORIGIN)
+		si->origin_ns = ev->origin_ns;
+	if (ev->has & ND_HAS_RANK) {
+		si->has_rank = 1;
+		si->rank = ev->rank;
+	}
+	if (ev->host.p != NULL)
+		si->host = nd_xstrndup(ev->host.p, ev->host.n);
+	if (ev->source_path.p != NULL) {
+		free(si->path);
+		si->path = nd_xstrndup(ev->source_path.p, ev->source_path.n);
+	}
+	if ((f = nd_event_get(ev, "format")) != NULL && f->type == ND_JSTR) {
+		nd_buf b = ND_BUF_INIT;
+
+		nd_json_unescape(f, &b);
+		si->format = nd_xstrndup(b.p, b.len);
+		nd_buf_free(&b);
+	}
+}
+
+int
+nd_stream_next(nd_stream *st, nd_event *ev)
+{
+	for (;;) {
+		char *line;
+		size_t len;
+		int nonl;
+		nd_everr err;
+
+		if (st->lr == NULL) {
+			if (st->cur + 1 >= st->npaths)
+				return 0;
+			st->cur++;
+			st->in = nd_in_open(st->paths[st->cur]);
+			st->lr = nd_lines_open(st->in);
+			new_source(st, st->paths[st->cur]);
+		}
+		line = nd_lines_next(st->lr, &len, &nonl);
+		if (line == NULL) {
+			nd_lines_close(st->lr);
+			nd_in_close(st->in);
+			st->lr = NULL;
+			st->in = NULL;
+			continue;
+		}
+		if (len == 0)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: empty line",
+			    nd_in_name(st->in),
+			    (unsigned long long)nd_lines_lineno(st->lr));
+		if (nd_event_decode(ev, line, len, &st->scratch, &err) != 0)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: %s%s (at byte %zu of the line)",
+			    nd_in_name(st->in),
+			    (unsigned long long)nd_lines_lineno(st->lr),
+			    nonl ? "truncated last line: " : "", err.msg,
+			    err.off + 1);
+		if (ev->type == ND_EV_META) {
+			if (!st->fresh)
+				new_source(st, st->paths[st->cur]);
+			take_meta(st, ev);
+		}
+		st->fresh = 0;
+		ev->source = (uint32_t)st->src;
+		return 1;
+	}
+}
+
+const nd_source_info *
+nd_stream_meta(const nd_stream *st, uint32_t source)
+{
+	if (source >= st->ninfo)
+		return NULL;
+	return &st->info[source];
+}
+
+uint32_t
+nd_stream_nsources(const nd_stream *st)
+{
+	return (uint32_t)st->ninfo;
+}
+
+const char *
+nd_stream_file(const nd_stream *st)
+{
+	if (st->in != NULL)
+		return nd_in_name(st->in);
+	return st->cur >= 0 && st->cur < st->npaths ? st->paths[st->cur] : "-";
+}
+
+uint64_t
+nd_stream_lineno(const nd_stream *st)
+{
+	return st->lr != NULL ? nd_lines_lineno(st->lr) : 0;
+}
+
+void
+nd_stream_close(nd_stream *st)
+{
+	if (st == NULL)
+		return;
+	nd_lines_close(st->lr);
+	nd_in_close(st->in);
+	for (size_t i = 0; i < st->ninfo; i++) {
+		free(st->info[i].host);
+		free(st->info[i].path);
+		free(st->info[i].format);
+	}
+	free(st->info);
+	nd_buf_free(&st->scratch);
+	free(st);
+}

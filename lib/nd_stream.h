@@ -1,0 +1,40 @@
+/*
+ * nd_stream: read ndtrace streams from files or stdin, one record at a time,
+ * tracking sources.
+ *
+ * A source begins at each input file and at each `meta` record (except a
+ * `meta` that is the first record of a fresh source), so `cat a b | prog`
+ * and `prog a b` see the same sources.  nd_event.source is the 0-based
+ * source index; nd_stream_meta() returns what that source's `meta` said.
+ *
+ * Errors (unreadable file, bad JSON, a reserved key of the wrong type) are
+ * fatal: "prog: FILE:LINE: message" on stderr, exit 2.
+ */
+#ifndef ND_STREAM_H
+#define ND_STREAM_H
+
+#include "nd_event.h"
+
+typedef struct nd_stream nd_stream;
+
+typedef struct nd_source_info {
+	int has_meta;
+	int64_t origin_ns;
+	int has_rank;
+	int64_t rank;
+	char *host;		/* NULL if unknown */
+	char *path;		/* the meta's "source", or the file name */
+	char *format;
+} nd_source_info;
+
+/* paths[0..n): "-" is stdin; n == 0 reads stdin. */
+nd_stream *nd_stream_open(char **paths, int n);
+/* 1 with the next record in ev, 0 at the end of all inputs. */
+int nd_stream_next(nd_stream *st, nd_event *ev);
+const nd_source_info *nd_stream_meta(const nd_stream *st, uint32_t source);
+uint32_t nd_stream_nsources(const nd_stream *st);
+const char *nd_stream_file(const nd_stream *st);
+uint64_t nd_stream_lineno(const nd_stream *st);
+void nd_stream_close(nd_stream *st);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install the Debian packages ndtrace needs to build and test, if missing.
+# Idempotent and silent when everything is there.  Not root: print the
+# exact apt-get line and fail.
+set -u
+PKGS="gcc make libc6-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+zlib1g-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
+mandoc time"
+[ -n "${ND_EXTRA_PKGS:-}" ] && PKGS="$PKGS $ND_EXTRA_PKGS"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
+	case "$st" in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ndtrace: missing packages:$missing" >&2
+	echo "run as root:  apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "ndtrace: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || exit 1
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null || exit 1

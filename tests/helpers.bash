@@ -1,0 +1,23 @@
+# Shared set-up for every bats file:  load helpers
+# ND_BIN: directory of the programs under test (the Makefile sets it to the
+# normal or the sanitizer build).  FIXTURES: ../shared/fixtures when present.
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+: "${ND_BIN:=$BATS_TEST_DIRNAME/../build/bin}"
+export ND_BIN
+export PATH="$ND_BIN:$PATH"
+FIXTURES="${ND_FIXTURES:-$BATS_TEST_DIRNAME/../../shared/fixtures}"
+# Debian's python3 (it has python3-protobuf); fall back to whatever is first.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+export LC_ALL=C
+
+need_fixtures() {
+	[ -d "$FIXTURES" ] || skip "no ../shared/fixtures here"
+}
+
+# run a pipeline in bash with pipefail, capturing like `run`
+runp() {
+	run bash -o pipefail -c "$1"
+}

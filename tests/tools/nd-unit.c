@@ -1,0 +1,277 @@
+/*
+ * nd-unit: a driver that exposes lib/ modules to the bats tests, one
+ * subcommand per module, so each module is tested through its real API.
+ *
+ *   nd-unit cat FILE            nd_in: copy decompressed bytes to stdout
+ *   nd-unit sha256 FILE         nd_in: SHA-256 of the stored bytes
+ *   nd-unit offset FILE         nd_in: decompressed length
+ *   nd-unit lines FILE          nd_lines: "<lineno> <len> <nonl>" per line
+ *   nd-unit reemit FILE         nd_stream + nd_event_write round trip
+ *   nd-unit fields FILE         nd_event typed fields, one line per record
+ *   nd-unit escape              nd_json_put_str of stdin bytes
+ *   nd-unit duration ARG...     nd_parse_duration
+ *   nd-unit fixed SCALE NUM...  nd_json_fixed
+ *   nd-unit double NUM...       nd_json_put_double(strtod(NUM))
+ *   nd-unit intern WORD...      nd_intern ids
+ *   nd-unit map64 N             nd_map64 insert/delete/lookup self-check
+ *   nd-unit out FILE TEXT       nd_out atomic write of TEXT
+ *   nd-unit out-fail FILE       nd_out: write then die (no file must remain)
+ */
+#include "nd_buf.h"
+#include "nd_cli.h"
+#include "nd_event.h"
+#include "nd_hash.h"
+#include "nd_in.h"
+#include "nd_json.h"
+#include "nd_lines.h"
+#include "nd_out.h"
+#include "nd_stream.h"
+#include "nd_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int
+cmd_cat(const char *path)
+{
+	nd_in *in = nd_in_open(path);
+	nd_out *o = nd_out_open(NULL);
+	char buf[65536];
+	size_t r;
+
+	while ((r = nd_in_read(in, buf, sizeof buf)) > 0)
+		nd_out_write(o, buf, r);
+	nd_out_close(o);
+	nd_in_close(in);
+	return 0;
+}
+
+static int
+cmd_sha256(const char *path)
+{
+	nd_in *in = nd_in_open(path);
+	char hex[65];
+
+	nd_in_sha256(in, hex);
+	printf("%s\n", hex);
+	nd_in_close(in);
+	return 0;
+}
+
+static int
+cmd_offset(const char *path)
+{
+	nd_in *in = nd_in_open(path);
+	char buf[4096];
+
+	while (nd_in_read(in, buf, sizeof buf) > 0)
+		;
+	printf("%llu %s\n", (unsigned long long)nd_in_offset(in),
+	    nd_in_is_gzip(in) ? "gzip" : "plain");
+	nd_in_close(in);
+	return 0;
+}
+
+static int
+cmd_lines(const char *path, const char *max)
+{
+	nd_in *in = nd_in_open(path);
+	nd_lines *lr = nd_lines_open(in);
+	size_t len;
+	int nonl;
+
+	if (max != NULL)
+		nd_lines_set_max(lr, (size_t)atoll(max));
+	while (nd_lines_next(lr, &len, &nonl) != NULL)
+		printf("%llu %zu %d\n", (unsigned long long)nd_lines_lineno(lr),
+		    len, nonl);
+	nd_lines_close(lr);
+	nd_in_close(in);
+	return 0;
+}
+
+static int
+cmd_reemit(char **paths, int n)
+{
+	nd_stream *st = nd_stream_open(paths, n);
+	nd_out *o = nd_out_open(NULL);
+	nd_event ev;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev)) {
+		nd_event_write(nd_out_buf(o), &ev);
+		nd_out_commit(o);
+	}
+	nd_out_close(o);
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	return 0;
+}
+
+static void
+pstr(const char *k, nd_str s)
+{
+	if (s.p != NULL)
+		printf(" %s=%.*s", k, (int)s.n, s.p);
+}
+
+static int
+cmd_fields(char **paths, int n)
+{
+	nd_stream *st = nd_stream_open(paths, n);
+	nd_event ev;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev)) {
+		printf("src=%u type=%s", ev.source, nd_evtype_name(ev.type));
+		if (ev.has & ND_HAS_TS)
+			printf(" ts=%lld", (long long)ev.ts_ns);
+		if (ev.has & ND_HAS_DUR)
+			printf(" dur=%lld", (long long)ev.dur_ns);
+		if (ev.has & ND_HAS_PID)
+			printf(" pid=%lld", (long long)ev.pid);
+		if (ev.has & ND_HAS_TID)
+			printf(" tid=%lld", (long long)ev.tid);
+		if (ev.has & ND_HAS_RANK)
+			printf(" rank=%lld", (long long)ev.rank);
+		if (ev.has & ND_HAS_STEP)
+			printf(" step=%lld", (long long)ev.step);
+		pstr("name", ev.name);
+		pstr("scope", ev.scope);
+		if (ev.args.type == ND_JOBJ)
+			printf(" args=%.*s", (int)ev.args.len, ev.args.raw);
+		printf(" members=%zu\n", ev.nmembers);
+	}
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	return 0;
+}
+
+static int
+cmd_escape(void)
+{
+	nd_buf in = ND_BUF_INIT, out = ND_BUF_INIT;
+	char buf[4096];
+	size_t r;
+
+	while ((r = fread(buf, 1, sizeof buf, stdin)) > 0)
+		nd_buf_add(&in, buf, r);
+	nd_json_put_str(&out, in.p ? in.p : "", in.len);
+	printf("%s\n", out.p);
+	nd_buf_free(&in);
+	nd_buf_free(&out);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	nd_init("nd-unit");
+	if (argc < 2)
+		nd_die(2, "usage: nd-unit COMMAND ARGS...");
+	if (strcmp(argv[1], "cat") == 0 && argc == 3)
+		return cmd_cat(argv[2]);
+	if (strcmp(argv[1], "sha256") == 0 && argc == 3)
+		return cmd_sha256(argv[2]);
+	if (strcmp(argv[1], "offset") == 0 && argc == 3)
+		return cmd_offset(argv[2]);
+	if (strcmp(argv[1], "lines") == 0 && (argc == 3 || argc == 4))
+		return cmd_lines(argv[2], argc == 4 ? argv[3] : NULL);
+	if (strcmp(argv[1], "reemit") == 0)
+		return cmd_reemit(argv + 2, argc - 2);
+	if (strcmp(argv[1], "fields") == 0)
+		return cmd_fields(argv + 2, argc - 2);
+	if (strcmp(argv[1], "escape") == 0)
+		return cmd_escape();
+	if (strcmp(argv[1], "duration") == 0) {
+		for (int i = 2; i < argc; i++) {
+			int64_t v;
+
+			if (nd_parse_duration(argv[i], &v) == 0)
+				printf("%lld\n", (long long)v);
+			else
+				printf("invalid\n");
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "fixed") == 0 && argc >= 3) {
+		int scale = atoi(argv[2]);
+
+		for (int i = 3; i < argc; i++) {
+			int64_t v;
+
+			if (nd_json_fixed(argv[i], strlen(argv[i]), scale, &v) == 0)
+				printf("%lld\n", (long long)v);
+			else
+				printf("invalid\n");
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "double") == 0) {
+		nd_buf b = ND_BUF_INIT;
+
+		for (int i = 2; i < argc; i++) {
+			nd_buf_reset(&b);
+			nd_json_put_double(&b, strtod(argv[i], NULL));
+			printf("%s\n", b.p);
+		}
+		nd_buf_free(&b);
+		return 0;
+	}
+	if (strcmp(argv[1], "intern") == 0) {
+		nd_intern *t = nd_intern_new();
+
+		for (int i = 2; i < argc; i++)
+			printf("%u\n", nd_intern_id(t, argv[i], strlen(argv[i])));
+		printf("count=%u\n", nd_intern_count(t));
+		nd_intern_free(t);
+		return 0;
+	}
+	if (strcmp(argv[1], "map64") == 0 && argc == 3) {
+		uint64_t n = (uint64_t)atoll(argv[2]);
+		nd_map64 *m = nd_map64_new();
+		uint64_t bad = 0;
+
+		for (uint64_t i = 0; i < n; i++)
+			*nd_map64_put(m, i * 7919, NULL) = i;
+		for (uint64_t i = 0; i < n; i += 2)
+			nd_map64_del(m, i * 7919);
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t *v = nd_map64_get(m, i * 7919);
+
+			if ((i % 2 == 0) != (v == NULL) || (v && *v != i))
+				bad++;
+		}
+		printf("count=%zu bad=%llu\n", nd_map64_count(m),
+		    (unsigned long long)bad);
+		nd_map64_free(m);
+		return 0;
+	}
+	if (strcmp(argv[1], "out") == 0 && argc == 4) {
+		nd_out *o = nd_out_open(argv[2]);
+
+		nd_out_write(o, argv[3], strlen(argv[3]));
+		nd_out_close(o);
+		return 0;
+	}
+	if (strcmp(argv[1], "out-fail") == 0 && argc == 3) {
+		nd_out *o = nd_out_open(argv[2]);
+
+		nd_out_write(o, "partial\n", 8);
+		nd_out_flush(o);
+		nd_die(2, "%s: simulated failure", argv[2]);
+	}
+	if (strcmp(argv[1], "out-hang") == 0 && argc == 3) {
+		nd_out *o = nd_out_open(argv[2]);
+
+		nd_out_write(o, "partial\n", 8);
+		nd_out_flush(o);
+		printf("ready\n");
+		fflush(stdout);
+		pause();
+		return 0;
+	}
+	nd_die(2, "unknown command: %s", argv[1]);
+}
