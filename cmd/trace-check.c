@@ -57,8 +57,11 @@ problem(struct checker *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s:%llu: %s\n", nd_progname, c->file,
-	    (unsigned long long)c->lineno, msg);
+	if (c->file == NULL)
+		fprintf(stderr, "%s: %s\n", nd_progname, msg);
+	else
+		fprintf(stderr, "%s: %s:%llu: %s\n", nd_progname, c->file,
+		    (unsigned long long)c->lineno, msg);
 }
 
 static void
@@ -264,6 +267,7 @@ check_file(struct checker *c, const char *path)
 	nd_buf_free(&scratch);
 	nd_lines_close(lr);
 	nd_in_close(in);
+	c->file = NULL;		/* the name belonged to in */
 }
 
 int

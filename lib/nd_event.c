@@ -16,19 +16,22 @@ enum field {
 
 static const struct reserved {
 	const char *key;
+	size_t len;
 	enum field f;
 	enum kind k;
 } reserved[] = {
-	{ "type", F_TYPE, K_STR }, { "ts_ns", F_TS, K_INT },
-	{ "dur_ns", F_DUR, K_INT }, { "name", F_NAME, K_STR },
-	{ "pid", F_PID, K_INT }, { "tid", F_TID, K_INT },
-	{ "process", F_PROCESS, K_STR }, { "thread", F_THREAD, K_STR },
-	{ "device", F_DEVICE, K_STR }, { "rank", F_RANK, K_INT },
-	{ "step", F_STEP, K_INT }, { "cat", F_CAT, K_STR },
-	{ "class", F_CLASS, K_STR }, { "family", F_FAMILY, K_STR },
-	{ "scope", F_SCOPE, K_STR }, { "args", F_ARGS, K_OBJ },
-	{ "values", F_VALUES, K_OBJ }, { "origin_ns", F_ORIGIN, K_INT },
-	{ "host", F_HOST, K_STR }, { "source", F_SOURCE, K_STR },
+#define R(k, f, t) { k, sizeof(k) - 1, f, t }
+	R("type", F_TYPE, K_STR), R("ts_ns", F_TS, K_INT),
+	R("dur_ns", F_DUR, K_INT), R("name", F_NAME, K_STR),
+	R("pid", F_PID, K_INT), R("tid", F_TID, K_INT),
+	R("process", F_PROCESS, K_STR), R("thread", F_THREAD, K_STR),
+	R("device", F_DEVICE, K_STR), R("rank", F_RANK, K_INT),
+	R("step", F_STEP, K_INT), R("cat", F_CAT, K_STR),
+	R("class", F_CLASS, K_STR), R("family", F_FAMILY, K_STR),
+	R("scope", F_SCOPE, K_STR), R("args", F_ARGS, K_OBJ),
+	R("values", F_VALUES, K_OBJ), R("origin_ns", F_ORIGIN, K_INT),
+	R("host", F_HOST, K_STR), R("source", F_SOURCE, K_STR),
+#undef R
 };
 #define NRESERVED (sizeof reserved / sizeof reserved[0])
 
@@ -96,7 +99,7 @@ lookup(const nd_jval *key)
 		return NULL;
 	/* Cheap first-letter filter before the string compare. */
 	for (size_t i = 0; i < NRESERVED; i++)
-		if (reserved[i].key[0] == k[0] && strlen(reserved[i].key) == n &&
+		if (reserved[i].len == n && reserved[i].key[0] == k[0] &&
 		    memcmp(reserved[i].key, k, n) == 0)
 			return &reserved[i];
 	return NULL;

@@ -18,6 +18,9 @@
 typedef struct nd_in nd_in;
 
 nd_in *nd_in_open(const char *path);
+/* The same, also hashing the stored bytes for nd_in_sha256 (ingest
+ * programs); plain nd_in_open skips the cost. */
+nd_in *nd_in_open_hashed(const char *path);
 /* Read up to n decompressed bytes; 0 at end of input. */
 size_t nd_in_read(nd_in *in, void *buf, size_t n);
 /* Append the whole rest of the input to b. */
@@ -28,7 +31,8 @@ int nd_in_is_gzip(const nd_in *in);
 /* Peek at the first bytes (decompressed) without consuming them; returns
  * how many are available (<= n). */
 size_t nd_in_peek(nd_in *in, void *buf, size_t n);
-/* SHA-256 of the stored bytes; reads any unread rest of the input first. */
+/* SHA-256 of the stored bytes (input opened with nd_in_open_hashed).  Reads
+ * and discards any unread rest of the input first: call it at the end. */
 void nd_in_sha256(nd_in *in, char hex[65]);
 void nd_in_close(nd_in *in);
 

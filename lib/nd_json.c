@@ -80,10 +80,34 @@ scan_string(const char **pp, const char *base, const char *end, nd_jval *v,
 	int esc = 0;
 
 	for (;;) {
+		/* Eight bytes at a time: the lowest flagged byte of the mask
+		 * is exactly the first special one (quote, backslash, control
+		 * or non-ASCII), so jump straight to it. */
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		while (ue - p >= 8) {
+			uint64_t x, q, b, c, m;
+
+			memcpy(&x, p, 8);
+			q = x ^ 0x2222222222222222ULL;
+			b = x ^ 0x5c5c5c5c5c5c5c5cULL;
+			q = (q - 0x0101010101010101ULL) & ~q;
+			b = (b - 0x0101010101010101ULL) & ~b;
+			c = (x - 0x2020202020202020ULL) & ~x;
+			m = (q | b | c | x) & 0x8080808080808080ULL;
+			if (m != 0) {
+				p += __builtin_ctzll(m) >> 3;
+				goto special;
+			}
+			p += 8;
+		}
+#endif
 		while (p < ue && str_class[*p] == 0)
 			p++;
 		if (p >= ue)
 			FAIL(end, "unterminated string");
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+special:
+#endif
 		switch (str_class[*p]) {
 		case 1:
 			if (*p == '"') {

@@ -4,7 +4,7 @@
 # exact apt-get line and fail.
 set -u
 PKGS="gcc make libc6-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-zlib1g-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
+zlib1g-dev libssl-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
 mandoc time"
 [ -n "${ND_EXTRA_PKGS:-}" ] && PKGS="$PKGS $ND_EXTRA_PKGS"
 

@@ -51,7 +51,7 @@ cmd_cat(const char *path)
 static int
 cmd_sha256(const char *path)
 {
-	nd_in *in = nd_in_open(path);
+	nd_in *in = nd_in_open_hashed(path);
 	char hex[65];
 
 	nd_in_sha256(in, hex);
