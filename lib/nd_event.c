@@ -94,15 +94,38 @@ lookup(const nd_jval *key)
 {
 	const char *k = key->raw + 1;
 	size_t n = key->len - 2;
+	int i;
 
-	if (key->esc || n < 3 || n > 9)
+	if (key->esc)
 		return NULL;
-	/* Cheap first-letter filter before the string compare. */
-	for (size_t i = 0; i < NRESERVED; i++)
-		if (reserved[i].len == n && reserved[i].key[0] == k[0] &&
-		    memcmp(reserved[i].key, k, n) == 0)
-			return &reserved[i];
-	return NULL;
+	/* By length, then one compare: this runs for every member. */
+	switch (n) {
+	case 3:
+		i = k[0] == 'p' ? 4 : k[0] == 't' ? 5 : k[0] == 'c' ? 11 : -1;
+		break;
+	case 4:
+		i = k[0] == 't' ? 0 : k[0] == 'n' ? 3 : k[0] == 'r' ? 9 :
+		    k[0] == 's' ? 10 : k[0] == 'a' ? 15 : k[0] == 'h' ? 18 : -1;
+		break;
+	case 5:
+		i = k[0] == 't' ? 1 : k[0] == 'c' ? 12 : k[0] == 's' ? 14 : -1;
+		break;
+	case 6:
+		i = k[0] == 'd' ? (k[1] == 'u' ? 2 : 8) : k[0] == 't' ? 7 :
+		    k[0] == 'f' ? 13 : k[0] == 'v' ? 16 : k[0] == 's' ? 19 : -1;
+		break;
+	case 7:
+		i = 6;
+		break;
+	case 9:
+		i = 17;
+		break;
+	default:
+		return NULL;
+	}
+	if (i < 0 || memcmp(reserved[i].key, k, n) != 0 || reserved[i].len != n)
+		return NULL;
+	return &reserved[i];
 }
 
 static void
@@ -130,32 +153,34 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 	 * each: reserving this up front keeps the pointers stable. */
 	nd_buf_reserve(scratch, len + 64);
 
-	if (nd_json_value(&p, line, end, &obj, &je) != 0) {
-		err->off = je.off;
-		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
-		return -1;
-	}
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	if (p < end) {
-		seterr(err, (size_t)(p - line), "%s",
-		    "trailing characters after the JSON object");
-		return -1;
-	}
-	if (obj.type != ND_JOBJ) {
+	if (p < end && *p != '{') {
+		/* Say what it is rather than only that it is not an object. */
+		if (nd_json_value(&p, line, end, &obj, &je) != 0) {
+			err->off = je.off;
+			snprintf(err->msg, sizeof err->msg, "invalid JSON: %s",
+			    je.msg);
+			return -1;
+		}
 		seterr(err, (size_t)(obj.raw - line), "record is a JSON %s, "
 		    "not an object", obj.type == ND_JARR ? "array" :
 		    obj.type == ND_JSTR ? "string" : obj.type == ND_JNUM ?
 		    "number" : "literal");
 		return -1;
 	}
-	nd_jiter_init(&it, &obj, line);
-	while ((r = nd_jiter_next(&it, &key, &val, &je)) == 1) {
+	if (nd_jobj_open(&it, p, end, line, &je) != 0) {
+		err->off = je.off;
+		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
+		return -1;
+	}
+	while ((r = nd_jobj_next(&it, &key, &val, &je)) == 1) {
 		const struct reserved *rk = lookup(&key);
 		nd_member *m;
 
-		nd_grow(&ev->members, &ev->cap_members, ev->nmembers + 1,
-		    sizeof *ev->members);
+		if (ND_UNLIKELY(ev->nmembers == ev->cap_members))
+			nd_grow(&ev->members, &ev->cap_members,
+			    ev->nmembers + 1, sizeof *ev->members);
 		m = &ev->members[ev->nmembers++];
 		m->key = key;
 		m->val = val;
@@ -246,6 +271,14 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 	if (r < 0) {
 		err->off = je.off;
 		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
+		return -1;
+	}
+	p = it.p;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+		p++;
+	if (p < end) {
+		seterr(err, (size_t)(p - line), "%s",
+		    "trailing characters after the JSON object");
 		return -1;
 	}
 	if (ev->type_name.p == NULL) {

@@ -199,6 +199,8 @@ scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
 static inline const char *
 skip_ws(const char *p, const char *end)
 {
+	if (ND_LIKELY(p < end && (unsigned char)*p > ' '))
+		return p;	/* records have no white space between tokens */
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	return p;
@@ -359,6 +361,58 @@ nd_jiter_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
 		FAIL(p, "expected ':' after key");
 	p++;
 	if (scan_value(&p, base, it->end, val, e, 1) != 0)
+		return -1;
+	it->p = p;
+	return 1;
+}
+
+int
+nd_jobj_open(nd_jiter *it, const char *p, const char *end, const char *base,
+    nd_jerr *e)
+{
+	p = skip_ws(p, end);
+	if (p >= end)
+		FAIL(p, "unexpected end of input");
+	if (*p != '{')
+		FAIL(p, "not an object");
+	it->p = p + 1;
+	it->end = end;
+	it->base = base;
+	it->first = 1;
+	return 0;
+}
+
+int
+nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
+{
+	const char *base = it->base, *end = it->end;
+	const char *p = skip_ws(it->p, end);
+
+	if (p >= end)
+		FAIL(end, "unexpected end of input in object");
+	if (*p == '}') {
+		it->p = p + 1;
+		return 0;
+	}
+	if (!it->first) {
+		if (*p != ',')
+			FAIL(p, "expected ',' or '}' in object");
+		p = skip_ws(p + 1, end);
+	}
+	it->first = 0;
+	if (p >= end)
+		FAIL(end, "unexpected end of input in object");
+	if (*p != '"')
+		FAIL(p, "expected a string key");
+	if (scan_string(&p, base, end, key, e) != 0)
+		return -1;
+	p = skip_ws(p, end);
+	if (p >= end)
+		FAIL(end, "unexpected end of input in object");
+	if (*p != ':')
+		FAIL(p, "expected ':' after key");
+	p++;
+	if (scan_value(&p, base, end, val, e, 1) != 0)
 		return -1;
 	it->p = p;
 	return 1;

@@ -64,6 +64,14 @@ typedef struct nd_jiter {
 void nd_jiter_init(nd_jiter *it, const nd_jval *obj, const char *base);
 int nd_jiter_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e);
 
+/* Single pass over an object not validated beforehand (the fast path for
+ * records): open at the '{' (leading white space allowed), then next()
+ * validates and returns each member, 0 after the closing '}' with it->p
+ * just past it, -1 on any error. */
+int nd_jobj_open(nd_jiter *it, const char *p, const char *end,
+    const char *base, nd_jerr *e);
+int nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e);
+
 /* Array elements likewise. */
 void nd_jaiter_init(nd_jiter *it, const nd_jval *arr, const char *base);
 int nd_jaiter_next(nd_jiter *it, nd_jval *val, nd_jerr *e);
