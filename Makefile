@@ -27,7 +27,7 @@ LIB_OBJ = $(patsubst lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) \
 BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
 
 .PHONY: all deps demo check check-asan test test-asan bench install uninstall \
-	clean lint-man fuzz
+	clean lint-man fuzz fuzz-build asan
 .SUFFIXES:
 .SECONDARY:
 
@@ -83,6 +83,7 @@ check: deps
 	@$(MAKE) --no-print-directory lint-man
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
 lint-man:
 	@for m in man/*.[17]; do \
@@ -116,5 +117,33 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man7/ndtrace.7 $(DESTDIR)$(BASHCOMPDIR)/ndtrace \
 	    $(DESTDIR)$(ZSHCOMPDIR)/_ndtrace
 
+# Fuzzing (clang's libFuzzer): every fuzz/fuzz_*.c is a harness.
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 20
+FUZZERS = $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT='-O1 -g' \
+	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' build-fuzz/libndtrace.a
+	@for f in $(FUZZERS); do \
+	    clang -std=c11 -O1 -g -D_GNU_SOURCE -Ilib -Ibuild-fuzz/gen $(WARN) \
+	        -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/$$f fuzz/$$f.c \
+	        build-fuzz/libndtrace.a $(LDLIBS_ND) || exit 1; \
+	done
+
+# Run each harness for FUZZ_SECONDS on a corpus seeded by fuzz/seeds.sh;
+# a crash leaves its input in build-fuzz/ and fails the target.
+fuzz: fuzz-build all
+	@sh fuzz/seeds.sh $(CURDIR)/$(BUILD)/bin build-fuzz/corpus
+	@for f in $(FUZZERS); do \
+	    echo "fuzz: $$f for $(FUZZ_SECONDS)s"; \
+	    ASAN_OPTIONS=detect_leaks=0 build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) \
+	        -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	        -artifact_prefix=build-fuzz/$$f- build-fuzz/corpus/$$f 2>build-fuzz/$$f.log \
+	        || { tail -40 build-fuzz/$$f.log; exit 1; }; \
+	    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|cov: ' build-fuzz/$$f.log | tail -3; \
+	done
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -9,6 +9,7 @@
 #include <string.h>
 
 const char *nd_progname = "ndtrace";
+void (*nd_die_hook)(int code);
 
 void
 nd_init(const char *argv0)
@@ -49,6 +50,8 @@ nd_die(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, NULL);
 	va_end(ap);
+	if (nd_die_hook != NULL)
+		nd_die_hook(code);
 	exit(code);
 }
 
@@ -61,6 +64,8 @@ nd_die_errno(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, e);
 	va_end(ap);
+	if (nd_die_hook != NULL)
+		nd_die_hook(code);
 	exit(code);
 }
 

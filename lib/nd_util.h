@@ -40,6 +40,10 @@ extern const char *nd_progname;
  * write fails) and install the cleanup that removes temporary -o files. */
 void nd_init(const char *argv0);
 
+/* Called by nd_die before exiting when set: the fuzz harnesses longjmp out
+ * of it so that an input error is an outcome, not the end of the process. */
+extern void (*nd_die_hook)(int code);
+
 /* "prog: message\n" on stderr, then exit(code).  Runs atexit cleanups. */
 _Noreturn void nd_die(int code, const char *fmt, ...) ND_PRINTF(2, 3);
 /* Same as nd_die with ": strerror(errno)" appended. */

@@ -5,7 +5,8 @@
 set -u
 PKGS="gcc make libc6-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 zlib1g-dev libssl-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
-mandoc time"
+mandoc time clang libclang-rt-14-dev valgrind
+zsh fish"
 [ -n "${ND_EXTRA_PKGS:-}" ] && PKGS="$PKGS $ND_EXTRA_PKGS"
 
 missing=""

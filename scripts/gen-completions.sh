@@ -9,6 +9,10 @@ OUT=${2:-$(dirname "$0")/../completions}
 mkdir -p "$OUT/fish"
 progs=$(ls "$(dirname "$0")/../cmd" | sed -n 's/\.c$//p' | sort)
 
+for p in $progs; do
+	[ -x "$BIN/$p" ] || { echo "gen-completions: $BIN/$p is not built" >&2; exit 1; }
+done
+
 opts() { # long options of a program, one per line, "=" when it takes a value
 	"$BIN/$1" --help | grep -oE -- '--[a-z][a-z0-9-]*( [A-Za-z]|=)?' |
 	    sed -E 's/( [A-Za-z]|=)$/=/' | sort -u
