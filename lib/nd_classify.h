@@ -10,7 +10,13 @@
  *
  * The table is a list of rules tried in order; the first that matches wins.
  * Each rule tests (POSIX ERE, case-insensitive) some of: the op name, its
- * long name / HLO text, the source category, the process and the thread.
+ * long name / HLO text, the source category, the process and the thread
+ * (an absent field is tested as the empty string).  A rule may leave its
+ * class or its family as "*": it then decides only the other one, and the
+ * search goes on for the one left open ("first match wins" holds for each
+ * of the two separately).  What no rule decides is "other".  Answers are
+ * cached per distinct input, so the regexes run once per distinct op; the
+ * cache lives in the nd_rules (not thread-safe).
  * `--print-rules` prints the table in the TSV form that `--rules FILE`
  * reads back, so a user starts from the built-in table and edits it.
  */

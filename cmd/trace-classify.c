@@ -1,0 +1,142 @@
+/*
+ * trace-classify: set "class" and "family" of every span and instant from a
+ * rule table (built-in, or --rules FILE); every other record passes through
+ * byte for byte.  See trace-classify(1).
+ */
+#include "nd_classify.h"
+#include "nd_cli.h"
+#include "nd_event.h"
+#include "nd_json.h"
+#include "nd_out.h"
+#include "nd_stream.h"
+#include "nd_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+"usage: trace-classify [-hV] [-o file] [-r rules] [--print-rules] [file ...]\n"
+"  -o, --output FILE   write to FILE (replaced atomically) instead of stdout\n"
+"  -r, --rules FILE    use the rule table in FILE instead of the built-in one\n"
+"      --print-rules   print the rule table in the form --rules reads, exit\n"
+"  -h, --help          show this help and exit\n"
+"  -V, --version       show the version and exit\n";
+
+enum { OPT_PRINT_RULES = 256 };
+
+static void
+print_rules(const nd_rules *r, const char *outpath)
+{
+	nd_out *o;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	/* Through nd_out so that -o and write errors behave as for records. */
+	if ((fp = open_memstream(&text, &len)) == NULL)
+		nd_die_errno(ND_EXIT_ERROR, "open_memstream");
+	nd_rules_print(r, fp);
+	if (fclose(fp) != 0)
+		nd_die_errno(ND_EXIT_ERROR, "open_memstream");
+	o = nd_out_open(outpath);
+	nd_out_write(o, text, len);
+	nd_out_close(o);
+	free(text);
+}
+
+static void
+classify(const nd_rules *r, char **files, int nfiles, const char *outpath)
+{
+	nd_stream *st = nd_stream_open(files, nfiles);
+	nd_out *o = nd_out_open(outpath);
+	nd_buf longname = ND_BUF_INIT;
+	nd_event ev;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev)) {
+		nd_buf *b = nd_out_buf(o);
+
+		if (ev.type == ND_EV_SPAN || ev.type == ND_EV_INSTANT) {
+			nd_class_in in;
+			nd_class_out out;
+			nd_jval ln;
+
+			in.name = ev.name.p;
+			in.cat = ev.cat.p;
+			in.process = ev.process.p;
+			in.thread = ev.thread.p;
+			in.long_name = NULL;
+			if (nd_event_arg(&ev, "long_name", &ln) &&
+			    ln.type == ND_JSTR) {
+				nd_buf_reset(&longname);
+				nd_json_unescape(&ln, &longname);
+				in.long_name = longname.p;
+			}
+			nd_classify(r, &in, &out);
+			ev.cls = nd_str_c(out.cls);
+			ev.family = nd_str_c(out.family);
+			nd_event_write(b, &ev);
+		} else {
+			nd_buf_add(b, ev.line, ev.len);
+			nd_buf_addc(b, '\n');
+		}
+		nd_out_commit(o);
+	}
+	nd_out_close(o);
+	nd_stream_close(st);
+	nd_event_free(&ev);
+	nd_buf_free(&longname);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "print-rules", no_argument, NULL, OPT_PRINT_RULES },
+		{ "rules", required_argument, NULL, 'r' },
+		ND_CLI_STD_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *outpath = NULL, *rulespath = NULL;
+	nd_rules *loaded = NULL;
+	const nd_rules *r;
+	int ch, print = 0;
+
+	nd_init(argv[0]);
+	while ((ch = getopt_long(argc, argv, "ho:r:V", opts, NULL)) != -1)
+		switch (ch) {
+		case 'h':
+			nd_cli_help(usage_text);
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'r':
+			rulespath = optarg;
+			break;
+		case 'V':
+			nd_cli_version();
+		case OPT_PRINT_RULES:
+			print = 1;
+			break;
+		default:
+			nd_cli_usage(usage_text);
+		}
+	argc -= optind;
+	argv += optind;
+
+	if (rulespath != NULL)
+		r = loaded = nd_rules_load(rulespath);
+	else
+		r = nd_rules_default();
+	if (print) {
+		if (argc > 0)
+			nd_die(ND_EXIT_ERROR, "--print-rules takes no file "
+			    "arguments");
+		print_rules(r, outpath);
+	} else
+		classify(r, argv, argc, outpath);
+	nd_rules_free(loaded);
+	return ND_EXIT_OK;
+}

@@ -1,0 +1,595 @@
+/*
+ * nd_classify: the rule table, its TSV form, and a cache of answers.
+ *
+ * Matching: rules are tried in order.  A rule matches when every pattern
+ * column that is not "*" finds a match (regexec, unanchored) in its field;
+ * an absent field is matched as the empty string.  The first matching rule
+ * that gives a class decides the class, and the first matching rule that
+ * gives a family decides the family; a rule may give "*" for one of the two
+ * and so decide only the other (this is how "aten::mm is a matmul" and
+ * "everything with cat cpu_op is host work" are written once each instead
+ * of once per combination).  What no rule decides is "other".
+ *
+ * Speed: profiles repeat a few thousand distinct ops millions of times, so
+ * answers are cached per distinct (name, long_name, cat, process, thread)
+ * and the regexes run once per distinct op.  The cache is bounded; when it
+ * fills it is emptied and refilled (names that never repeat, such as
+ * Python object addresses, cannot grow it without bound).
+ */
+#include "nd_buf.h"
+#include "nd_classify.h"
+#include "nd_hash.h"
+#include "nd_util.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_NAME, F_LONG, F_CAT, F_PROC, F_THREAD, NFIELD };
+#define NCOL (2 + NFIELD)
+
+static const char *const colname[NCOL] = {
+	"class", "family", "name", "long_name", "cat", "process", "thread"
+};
+
+static const char *const classes[] = {
+	"compute", "communication", "memory", "host", "stall", "other", NULL
+};
+
+/* Bounds of the answer cache (overridable to test the eviction path). */
+#ifndef CACHE_MAX_ENTRIES
+#define CACHE_MAX_ENTRIES ((size_t)1 << 20)
+#endif
+#ifndef CACHE_MAX_BYTES
+#define CACHE_MAX_BYTES ((size_t)64 << 20)
+#endif
+
+struct rule {
+	const char *cls;	/* a classes[] entry, or NULL for "*" */
+	char *family;		/* NULL for "*" */
+	char *pat[NFIELD];	/* NULL for "*" */
+	regex_t re[NFIELD];
+	char *comment;		/* comment lines just above the rule, or NULL */
+};
+
+struct centry {
+	uint64_t hash;
+	char *key;		/* the five fields, each followed by a NUL */
+	size_t klen;
+	const char *cls, *family;
+};
+
+struct cache {
+	struct centry *tab;	/* open addressing; key == NULL: empty */
+	size_t mask, n, bytes;
+};
+
+struct nd_rules {
+	struct rule *rules;
+	size_t n, cap;
+	struct cache *cache;	/* mutable behind a const nd_rules * */
+};
+
+#define R(c, f, n, l, k, p, t) \
+	c "\t" f "\t" n "\t" l "\t" k "\t" p "\t" t
+
+/*
+ * The built-in table, in the TSV form nd_rules_load reads, so that
+ * --print-rules prints exactly what is used and the parser checks it.
+ * Regex backslashes are doubled for C.
+ */
+static const char *const builtin_rules[] = {
+"# Python stack frames and GPU-timeline copies of user annotations repeat",
+"# time that the ops under them already account for: decided first.",
+R("host", "python", "*", "*", "^python_function$", "*", "*"),
+R("other", "*", "*", "*", "^gpu_user_annotation$", "*", "*"),
+"",
+"# Lines that XProf derives from other lines (modules, steps, framework",
+"# scopes): their time is already counted by the ops and kernels below, so",
+"# they are containers (class other), never compute.  TPU waits first.",
+R("stall", "sync", "^(dependency-wait|barrier-cores)$", "*", "*", "*", "*"),
+R("other", "module", "*", "*", "*", "^/device:", "^XLA Modules$"),
+R("other", "step", "*", "*", "*", "^/device:", "^Steps$"),
+R("other", "scope", "*", "*", "*", "^/device:",
+    "^(Framework (Name Scope|Ops)|TensorFlow (Name Scope|Ops)|Source code|XLA TraceMe|Launch Stats)$"),
+"",
+"# XLA compiler passes on the host (\"all-reduce-combiner\" is not a",
+"# collective): compile time, before the name rules below see them.",
+R("host", "compile",
+    "^XLA::|^(JF|LSRAv2) |^tpu[-_]|spmd|[-_ ](combiner|decomposer|simplifier|reassociate|legalizer|normalizer|normalization|compaction|reorder|for-cse|setter|code-motion|converter|rewriter|expander|pipeliner(-forward|-backward)?|partitioner|propagation|folding|sinking|mover|remover|canonicalizer|inliner|elimination|removal|assigner|asyncifier|deduplicator|unification)$|^(dce|cse|algsimp|rematerialization)$",
+    "*", "*", "^/host:", "*"),
+"",
+"# Communication, on the device (XLA collectives, NCCL/RCCL kernels) and on",
+"# the host (c10d, ProcessGroup and their record_function labels).  Before",
+"# everything else: these names also contain \"reduce\", \"gather\", \"copy\".",
+R("communication", "reduce-scatter", "reduce[-_ ]?scatter", "*", "*", "*", "*"),
+R("communication", "all-gather", "all[-_ ]?gather|^CollectiveGather", "*", "*", "*", "*"),
+R("communication", "all-reduce", "all[-_ ]?reduce|^CollectiveReduce", "*", "*", "*", "*"),
+R("communication", "all-to-all", "all[-_ ]?(2|to)[-_ ]?all", "*", "*", "*", "*"),
+R("communication", "collective-permute", "collective[-_]?permute|(^|[^[:alpha:]])ppermute", "*", "*", "*", "*"),
+R("communication", "send-recv",
+    "^(send|recv)(-start|-done)?([._][0-9]+)*$|nccl(dev)?kernel_(sendrecv|send|recv)|^(nccl|gloo|c10d|mpi):+_?(send|recv|isend|irecv|batch_isend_irecv)|^_(host)?(send|recv)$|RecvDone$",
+    "*", "*", "*", "*"),
+R("communication", "broadcast",
+    "collective[-_]?broadcast|nccl(dev)?kernel_broadcast|^(nccl|gloo|c10d|mpi):+_?broadcast|^CollectiveBcast",
+    "*", "*", "*", "*"),
+R("communication", "collective", "^nccl|^rccl|^c10d::|^(gloo|mpi|ucc):|record_param_comms", "*", "*", "*", "*"),
+R("communication", "collective", "*", "*", "*", "Megascale", "*"),
+"",
+"# Stalls: a timeline blocked on another one.  Blocking synchronisation,",
+"# waits, and the training loop waiting for its next batch (the data",
+"# loader: whatever work it does, the step cannot go on meanwhile).",
+R("stall", "dataloader",
+    "dataloader|data_load|load_batch|wait_for_batch|IteratorGetNext",
+    "*", "*", "*", "*"),
+R("stall", "sync",
+    "^(cuda|hip)(Device|Stream|Event|Ctx|Thread)Synchronize|^cu(Ctx|Stream|Event)Synchronize",
+    "*", "*", "*", "*"),
+R("stall", "sync", "*", "*", "^cuda_sync$", "*", "*"),
+R("stall", "sync", "^wait|wait\\(\\)|[^[:alpha:]]wait([^[:alpha:]]|$)|^barrier", "*", "*", "*", "*"),
+"",
+"# CUDA/HIP runtime and driver calls (host work; blocking ones are above).",
+R("host", "launch", "^(cuda|hip|cu)[a-z]*Launch", "*", "*", "*", "*"),
+R("host", "sync", "^(cuda|hip|cu)(StreamWaitEvent|EventQuery|StreamQuery)", "*", "*", "*", "*"),
+R("host", "memcpy", "^(cuda|hip|cu)Memcpy", "*", "*", "*", "*"),
+R("host", "memset", "^(cuda|hip|cu)Memset", "*", "*", "*", "*"),
+R("host", "alloc",
+    "^(cuda|hip|cu)(Malloc|Free|HostAlloc|HostMalloc|HostFree|MemAlloc|MemFree|MemPool)|^Memory(Allocation|Deallocation)$|^\\[memory\\]$",
+    "*", "*", "*", "*"),
+R("host", "runtime", "*", "*", "^(cuda_runtime|runtime|cuda_driver)$", "*", "*"),
+"",
+"# Data movement on the device: copy engines, memset, XLA copies.",
+R("memory", "memcpy", "*", "*", "^(gpu_memcpy|memcpy)$", "*", "*"),
+R("memory", "memset", "*", "*", "^(gpu_memset|memset)$", "*", "*"),
+R("memory", "*",
+    "^Memcpy( |[HDP]to[HDP]|[HDP]2[HDP])|^Memset( |$)|^__amd_rocclr_(copy|fill)|^(async-)?copy([-_.]|$)|direct_copy_kernel",
+    "*", "*", "^/device:", "*"),
+R("memory", "*",
+    "^Memcpy( |[HDP]to[HDP]|[HDP]2[HDP])|^Memset( |$)|^__amd_rocclr_(copy|fill)|^(async-)?copy([-_.]|$)|direct_copy_kernel",
+    "*", "^(kernel|xla_op|hlo_op|tpu_op)$", "*", "*"),
+"",
+"# Families, wherever the op ran: aten::mm on the host and a gemm kernel",
+"# on the device are both matmul; the class is decided further down.",
+R("*", "memcpy", "^Memcpy( |[HDP]to[HDP]|[HDP]2[HDP])|^__amd_rocclr_copy", "*", "*", "*", "*"),
+R("*", "memset", "^Memset( |$)|^__amd_rocclr_fill", "*", "*", "*", "*"),
+R("*", "python", "^\\$", "*", "*", "^/host:", "*"),
+R("*", "launch",
+    "Executable::Execute|^PJRT_LoadedExecutable_Execute$|ExecuteThunks|^PjitFunction\\(",
+    "*", "*", "*", "*"),
+R("*", "attention", "^custom-call", "fmha|flash|fused_attn|cudnn\\$mha", "*", "*", "*"),
+R("*", "convolution", "^custom-call", "cudnn\\$conv|miopen\\$conv", "*", "*", "*"),
+R("*", "matmul", "^custom-call|^fusion", "cublas|hipblas|rocblas|\\$gemm|triton_gemm|triton_nested_gemm", "*", "*", "*"),
+R("*", "attention",
+    "attention|attn|flash|fmha|sdpa|scaled_dot_product",
+    "*", "*", "*", "*"),
+R("*", "convolution",
+    "conv([^e]|$)|fprop|dgrad|wgrad|winograd|scudnn|cask_cudnn|igemm_(fwd|bwd|wrw)|im[23]d?2col|col2im",
+    "*", "*", "*", "*"),
+R("*", "matmul",
+    "gemm|gemv|matmul|einsum|cublas|cutlass|^Cijk_|hipblas|rocblas|(^|[^[:alpha:]])(dot|mm|bmm|addmm|baddbmm|addbmm|addmv|mv|linear|tensordot|_?scaled_mm)([^[:alpha:]]|$)|(addmm|mm|bmm|linear|dot)backward",
+    "*", "*", "*", "*"),
+R("*", "embedding", "embed|pooled_embs", "*", "*", "*", "*"),
+R("*", "optimizer",
+    "optimizer|^optim|adam([^a]|$)|adagrad|sgd|rmsprop|shampoo|_foreach_|multi_tensor_apply|^(Resource)?Apply[A-Z]|zero_grad",
+    "*", "*", "*", "*"),
+R("*", "loss", "loss|cross_?entropy|nll", "*", "*", "*", "*"),
+R("*", "norm",
+    "norm([^a]|$|aliz)|bn_(fw|bw)|GammaBetaBackward|RowwiseMoments|welford",
+    "*", "*", "*", "*"),
+R("*", "softmax", "softmax", "*", "*", "*", "*"),
+R("*", "step", "^ProfilerStep#|^(train|eval|test)_?step|^step([#_ 0-9]|$)", "*", "*", "*", "*"),
+R("*", "random",
+    "random|rng|philox|dropout|bernoulli|uniform|normal_|^aten::rand|threefry",
+    "*", "*", "*", "*"),
+R("*", "pooling", "(max|avg|average|adaptive|lp)_?pool|reduce[-_]window", "*", "*", "*", "*"),
+R("*", "sort", "sort|topk", "*", "*", "*", "*"),
+R("*", "gather-scatter",
+    "gather|scatter|index_(select|add|copy|put|fill|reduce)|^aten::index(_put_?)?$|indexSelect|indexFunc|indexing_backward|IndexBackward|dynamic[-_](update[-_])?slice",
+    "*", "*", "*", "*"),
+R("*", "fusion", "fusion|^triton_|^fused_", "*", "*", "*", "*"),
+R("*", "convert",
+    "convert|^Cast$|ConversionOp|(bfloat16|half|float|float8|fp8)_copy_kernel|quantiz",
+    "*", "*", "*", "*"),
+R("*", "copy",
+    "^(async-)?copy([-_.]|$)|direct_copy_kernel|copyBuffer|^aten::(copy_|to|_to_copy|clone|contiguous|_?pin_memory)$|(^|: )(Clone|ToCopy|CopySlices)Backward[0-9]*$",
+    "*", "*", "*", "*"),
+R("*", "reduce",
+    "reduce|DeviceScan|cumsum|cumprod|^aten::(sum|mean|amax|amin|max|min|argmax|argmin|prod|var|std|var_mean|std_mean|all|any|logsumexp)$|^(Sum|Mean|Max|Min|Prod|All|Any|ArgMax|ArgMin)$|(^|: )(Sum|Mean|Max|Min|Amax|Amin|Prod|Var|Std|Cumsum)Backward[0-9]*$",
+    "*", "*", "*", "*"),
+R("*", "layout",
+    "transpose|concatenate|CatArrayBatchedCopy|nchwToNhwc|nhwcToNchw|permute|^(slice|pad|reshape|bitcast|broadcast|reverse|iota)([._][0-9]+)*$|^wrapped_(slice|broadcast|concatenate|transpose)|^aten::(view|_reshape_alias|reshape|as_strided_?|t|numpy_T|expand|expand_as|broadcast_tensors|slice|slice_backward|narrow|select|select_backward|squeeze_?|unsqueeze_?|flatten|unflatten|split|split_with_sizes|chunk|_?cat|concat|stack|pad|constant_pad_nd|unbind|alias|_unsafe_view|view_as|type_as|detach_?|lift_fresh|roll|flip|repeat|repeat_interleave|resolve_conj|resolve_neg|conj)$|^detach_?$|(^|: )(View|T|UnsafeView|Expand|Reshape|ReshapeAlias|Split|SplitWithSizes|Select|Slice|Squeeze|Unsqueeze|Permute|Cat|Stack|Repeat)Backward[0-9]*$|^(Reshape|ConcatV2|Concat|Pack|Unpack|Slice|StridedSlice|Squeeze|ExpandDims|Tile|Pad|PadV2|Split|SplitV|Identity)$",
+    "*", "*", "*", "*"),
+R("*", "elementwise",
+    "elementwise|EigenMetaKernel|SubTensorOp|scalePackedTensor|^(add|subtract|multiply|divide|maximum|minimum|negate|exponential|exponential-minus-one|log|log-plus-one|tanh|logistic|rsqrt|sqrt|cbrt|power|abs|sign|select|compare|and|or|xor|not|clamp|erf|erf_inv|cosine|sine|tan|atan2|floor|ceil|remainder|is-finite|shift[-_](left|right[-_]logical|right[-_]arithmetic))([._][0-9]+)*$|^aten::(add|sub|rsub|mul|div|neg|exp|log|sqrt|rsqrt|pow|abs|relu|gelu|silu|sigmoid|tanh|clamp|clamp_min|clamp_max|where|masked_fill|fill|zero|threshold|threshold_backward|gelu_backward|silu_backward|sigmoid_backward|tanh_backward|addcmul|addcdiv|lerp|sign|bitwise_not|eq|ne|lt|le|gt|ge|nan_to_num|reciprocal|maximum|minimum|cos|sin|erf|tril|triu|hardtanh|leaky_relu|square|logical_(and|or|not|xor)|log2|log1p|exp2|expm1|logit|logit_backward|remainder|divide|true_divide|floor_divide|fmod|trunc|round|ceil|floor|sgn|mish|hardswish|hardsigmoid|softplus|elu)_?$|(^|: )(Add|Sub|Rsub|Mul|Div|Pow|Relu|Gelu|Silu|Sigmoid|Tanh|Sqrt|Rsqrt|Exp|Log|Neg|Abs|Clamp|Threshold|Where|MaskedFill|Logit|Hardtanh|LeakyRelu|Elu|Softplus)Backward[0-9]*$|^(AddV2|AddN|BiasAdd|BiasAddGrad|Mul|Sub|RealDiv|Relu|ReluGrad|Gelu|Tanh|TanhGrad|Sigmoid|GreaterEqual|Greater|Less|LessEqual|Equal|Select|SelectV2|Rsqrt|Sqrt|Square|SquaredDifference|Pow|Neg|Exp|Log|Maximum|Minimum|Reciprocal)$",
+    "*", "*", "*", "*"),
+R("*", "alloc", "^aten::(empty|empty_strided|empty_like|new_empty|new_empty_strided|new_zeros|new_ones|new_full|zeros|zeros_like|ones|ones_like|full|full_like|scalar_tensor|arange|resize_|resize_as_|set_|record_stream)$", "*", "*", "*", "*"),
+R("*", "sync", "^aten::(item|_local_scalar_dense)$", "*", "*", "*", "*"),
+R("*", "dataloader", "*", "*", "*", "*", "^tf_data"),
+"",
+"# Class from where the op ran, for ops the rules above left open.",
+R("host", "*", "*", "*",
+    "^(cpu_op|operator|user_annotation|python_function|cuda_runtime|runtime|cuda_driver|trace|cpu_instant_event|python_annotation|xla_host)$",
+    "*", "*"),
+R("compute", "*", "*", "*", "^(kernel|gpu_op|xla_op|hlo_op|tpu_op)$", "*", "*"),
+R("other", "*", "*", "*", "*", "^(/host:metadata|Task Environment)$", "*"),
+R("compute", "*", "*", "*", "*", "^/device:", "*"),
+R("host", "*", "*", "*", "*", "^/host:|^CPU functions$", "*"),
+R("compute", "*", "*", "*", "*", "*", "^stream[ #]?[0-9]"),
+R("host", "*",
+    "^aten::|^autograd::|^torch[.:]|^c10::|^ProfilerStep#|^Optimizer\\.|^enumerate\\(|Backward[0-9]*$",
+    "*", "*", "*", "*"),
+NULL
+};
+
+static const char print_header[] =
+"# ndtrace classification rules: trace-classify --rules FILE reads this.\n"
+"# One rule per line, seven columns separated by tabs:\n"
+"#   class  family  name  long_name  cat  process  thread\n"
+"# class: compute, communication, memory, host, stall, other, or * (leave\n"
+"# it to a later rule); family: a word, or *.  The other columns are POSIX\n"
+"# extended regexes, case-insensitive and unanchored, tested against the\n"
+"# op's fields (an absent field is the empty string); * matches anything.\n"
+"# Rules are tried in order: the first matching rule that gives a class\n"
+"# decides the class, the first that gives a family decides the family;\n"
+"# what no rule decides is \"other\".  Lines starting with # are comments.\n";
+
+static nd_rules *deflt;
+
+static int
+valid_family(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' ||
+		    *s == '.'))
+			return 0;
+	return 1;
+}
+
+/* Parse one rule line (tabs between columns, runs of tabs allowed) into
+ * r.  Dies with "path:lineno: message" on error. */
+static void
+parse_rule(char *line, const char *path, size_t lineno, struct rule *r)
+{
+	char *col[NCOL + 1];
+	int ncol = 0, i, e;
+	char *p = line;
+
+	while (*p != '\0') {
+		while (*p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		if (ncol <= NCOL)
+			col[ncol] = p;
+		ncol++;
+		while (*p != '\0' && *p != '\t')
+			p++;
+		if (*p == '\t')
+			*p++ = '\0';
+	}
+	if (ncol != NCOL)
+		nd_die(ND_EXIT_ERROR, "%s:%zu: expected %d tab-separated columns "
+		    "(class family name long_name cat process thread), found %d",
+		    path, lineno, NCOL, ncol);
+
+	memset(r, 0, sizeof *r);
+	if (strcmp(col[0], "*") != 0) {
+		for (i = 0; classes[i] != NULL; i++)
+			if (strcmp(col[0], classes[i]) == 0)
+				r->cls = classes[i];
+		if (r->cls == NULL)
+			nd_die(ND_EXIT_ERROR, "%s:%zu: unknown class '%s' (expected "
+			    "compute, communication, memory, host, stall, other "
+			    "or *)", path, lineno, col[0]);
+	}
+	if (strcmp(col[1], "*") != 0) {
+		if (!valid_family(col[1]))
+			nd_die(ND_EXIT_ERROR, "%s:%zu: invalid family '%s' (use "
+			    "letters, digits, '-', '_' and '.')", path, lineno,
+			    col[1]);
+		r->family = nd_xstrdup(col[1]);
+	}
+	if (r->cls == NULL && r->family == NULL)
+		nd_die(ND_EXIT_ERROR, "%s:%zu: rule gives neither a class nor a "
+		    "family", path, lineno);
+	for (i = 0; i < NFIELD; i++) {
+		const char *pat = col[2 + i];
+
+		if (strcmp(pat, "*") == 0)
+			continue;
+		e = regcomp(&r->re[i], pat, REG_EXTENDED | REG_ICASE | REG_NOSUB);
+		if (e != 0) {
+			char msg[256];
+
+			regerror(e, &r->re[i], msg, sizeof msg);
+			nd_die(ND_EXIT_ERROR, "%s:%zu: bad regex in column %s: "
+			    "'%s': %s", path, lineno, colname[2 + i], pat, msg);
+		}
+		r->pat[i] = nd_xstrdup(pat);
+	}
+}
+
+/* Feed one line (without its newline) to the parser.  Comment lines
+ * directly above a rule (no blank line between) are kept with it so that
+ * nd_rules_print can reproduce them. */
+static void
+add_line(nd_rules *rs, char *line, size_t len, const char *path,
+    size_t lineno, nd_buf *comment)
+{
+	size_t i = 0;
+
+	if (len > 0 && line[len - 1] == '\r')
+		line[--len] = '\0';
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len) {
+		nd_buf_reset(comment);
+		return;
+	}
+	if (line[i] == '#') {
+		nd_buf_add(comment, line, len);
+		nd_buf_addc(comment, '\n');
+		return;
+	}
+	if (memchr(line, '\0', len) != NULL)
+		nd_die(ND_EXIT_ERROR, "%s:%zu: NUL byte in rule", path, lineno);
+	nd_grow(&rs->rules, &rs->cap, rs->n + 1, sizeof *rs->rules);
+	parse_rule(line, path, lineno, &rs->rules[rs->n]);
+	if (comment->len > 0) {
+		rs->rules[rs->n].comment = nd_xstrndup(comment->p, comment->len);
+		nd_buf_reset(comment);
+	}
+	rs->n++;
+}
+
+static nd_rules *
+rules_new(void)
+{
+	nd_rules *rs = nd_xcalloc(1, sizeof *rs);
+
+	rs->cache = nd_xcalloc(1, sizeof *rs->cache);
+	return rs;
+}
+
+static void
+free_default(void)
+{
+	nd_rules *r = deflt;
+
+	deflt = NULL;
+	nd_rules_free(r);
+}
+
+const nd_rules *
+nd_rules_default(void)
+{
+	nd_buf comment = ND_BUF_INIT;
+	char *line;
+	size_t i;
+
+	if (deflt != NULL)
+		return deflt;
+	deflt = rules_new();
+	for (i = 0; builtin_rules[i] != NULL; i++) {
+		line = nd_xstrdup(builtin_rules[i]);
+		add_line(deflt, line, strlen(line), "<built-in rules>", i + 1,
+		    &comment);
+		free(line);
+	}
+	nd_buf_free(&comment);
+	atexit(free_default);
+	return deflt;
+}
+
+nd_rules *
+nd_rules_load(const char *path)
+{
+	nd_buf comment = ND_BUF_INIT;
+	nd_rules *rs;
+	FILE *fp;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+
+	if (strcmp(path, "-") == 0)
+		fp = stdin;
+	else if ((fp = fopen(path, "r")) == NULL)
+		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	rs = rules_new();
+	errno = 0;
+	while ((n = getline(&line, &cap, fp)) != -1) {
+		lineno++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		add_line(rs, line, (size_t)n, path, lineno, &comment);
+	}
+	if (ferror(fp))
+		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	free(line);
+	nd_buf_free(&comment);
+	if (fp != stdin)
+		fclose(fp);
+	return rs;
+}
+
+static void
+cache_clear(struct cache *c)
+{
+	if (c->tab != NULL)
+		for (size_t i = 0; i <= c->mask; i++)
+			free(c->tab[i].key);
+	free(c->tab);
+	c->tab = NULL;
+	c->mask = 0;
+	c->n = 0;
+	c->bytes = 0;
+}
+
+void
+nd_rules_free(nd_rules *r)
+{
+	if (r == NULL || r == deflt)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		struct rule *ru = &r->rules[i];
+
+		for (int f = 0; f < NFIELD; f++)
+			if (ru->pat[f] != NULL) {
+				regfree(&ru->re[f]);
+				free(ru->pat[f]);
+			}
+		free(ru->family);
+		free(ru->comment);
+	}
+	free(r->rules);
+	cache_clear(r->cache);
+	free(r->cache);
+	free(r);
+}
+
+void
+nd_rules_print(const nd_rules *r, FILE *fp)
+{
+	fputs(print_header, fp);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct rule *ru = &r->rules[i];
+
+		/* A blank line keeps the header from sticking to the first
+		 * rule when the output is read back. */
+		if (ru->comment != NULL)
+			fprintf(fp, "\n%s", ru->comment);
+		else if (i == 0)
+			fputc('\n', fp);
+		fprintf(fp, "%s\t%s", ru->cls ? ru->cls : "*",
+		    ru->family ? ru->family : "*");
+		for (int f = 0; f < NFIELD; f++)
+			fprintf(fp, "\t%s", ru->pat[f] ? ru->pat[f] : "*");
+		fputc('\n', fp);
+	}
+}
+
+static void
+match_rules(const nd_rules *r, const char *const *fld, nd_class_out *out)
+{
+	const char *cls = NULL, *fam = NULL;
+
+	for (size_t i = 0; i < r->n && (cls == NULL || fam == NULL); i++) {
+		const struct rule *ru = &r->rules[i];
+		int f;
+
+		/* Skip rules that could only decide what is decided. */
+		if ((ru->cls == NULL || cls != NULL) &&
+		    (ru->family == NULL || fam != NULL))
+			continue;
+		for (f = 0; f < NFIELD; f++)
+			if (ru->pat[f] != NULL &&
+			    regexec(&ru->re[f], fld[f], 0, NULL, 0) != 0)
+				break;
+		if (f < NFIELD)
+			continue;
+		if (cls == NULL)
+			cls = ru->cls;
+		if (fam == NULL)
+			fam = ru->family;
+	}
+	out->cls = cls != NULL ? cls : "other";
+	out->family = fam != NULL ? fam : "other";
+}
+
+static int
+key_eq(const struct centry *e, const char *const *fld, const size_t *len)
+{
+	const char *k = e->key;
+
+	for (int f = 0; f < NFIELD; f++) {
+		if (memcmp(k, fld[f], len[f]) != 0 || k[len[f]] != '\0')
+			return 0;
+		k += len[f] + 1;
+	}
+	return 1;
+}
+
+static void
+cache_grow(struct cache *c)
+{
+	struct centry *old = c->tab;
+	size_t oldn = old != NULL ? c->mask + 1 : 0;
+	size_t size = oldn ? oldn * 2 : 1024;
+
+	c->tab = nd_xcalloc(size, sizeof *c->tab);
+	c->mask = size - 1;
+	for (size_t i = 0; i < oldn; i++) {
+		size_t j;
+
+		if (old[i].key == NULL)
+			continue;
+		for (j = old[i].hash & c->mask; c->tab[j].key != NULL;
+		    j = (j + 1) & c->mask)
+			;
+		c->tab[j] = old[i];
+	}
+	free(old);
+}
+
+void
+nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out)
+{
+	struct cache *c = r->cache;
+	const char *fld[NFIELD];
+	size_t len[NFIELD], klen = 0, j;
+	uint64_t h = 0;
+	struct centry *e;
+	char *k;
+
+	fld[F_NAME] = in->name;
+	fld[F_LONG] = in->long_name;
+	fld[F_CAT] = in->cat;
+	fld[F_PROC] = in->process;
+	fld[F_THREAD] = in->thread;
+	for (int f = 0; f < NFIELD; f++) {
+		if (fld[f] == NULL)
+			fld[f] = "";
+		len[f] = strlen(fld[f]);
+		h = nd_hash_u64(h ^ nd_hash_bytes(fld[f], len[f]));
+		klen += len[f] + 1;
+	}
+
+	if (c->tab != NULL)
+		for (j = h & c->mask; c->tab[j].key != NULL;
+		    j = (j + 1) & c->mask) {
+			e = &c->tab[j];
+			if (e->hash == h && e->klen == klen &&
+			    key_eq(e, fld, len)) {
+				out->cls = e->cls;
+				out->family = e->family;
+				return;
+			}
+		}
+
+	match_rules(r, fld, out);
+
+	if (c->n + 1 > CACHE_MAX_ENTRIES || c->bytes + klen > CACHE_MAX_BYTES)
+		cache_clear(c);
+	if (c->tab == NULL || (c->n + 1) * 2 > c->mask + 1)
+		cache_grow(c);
+	for (j = h & c->mask; c->tab[j].key != NULL; j = (j + 1) & c->mask)
+		;
+	e = &c->tab[j];
+	e->hash = h;
+	e->klen = klen;
+	e->key = k = nd_xmalloc(klen);
+	for (int f = 0; f < NFIELD; f++) {
+		memcpy(k, fld[f], len[f]);
+		k[len[f]] = '\0';
+		k += len[f] + 1;
+	}
+	e->cls = out->cls;
+	e->family = out->family;
+	c->n++;
+	c->bytes += klen;
+}
