@@ -21,7 +21,7 @@ progs() {
 @test "usage line = SYNOPSIS of the man page" {
 	for p in $(progs); do
 		want=$("$ND_BIN/$p" --help | head -1 | sed 's/^usage: //' | tr -s ' ')
-		got=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../man/$p.1" | col -b |
+		got=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../man/$p.1" | col -bx |
 		    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' |
 		    tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
 		[ "$want" = "$got" ] || fail "$p: usage '$want' but SYNOPSIS '$got'"

@@ -1,0 +1,402 @@
+/*
+ * nd_history: see nd_history.h and trace-diff(1), HISTORY.
+ */
+#include "nd_history.h"
+
+#include "nd_event.h"
+#include "nd_json.h"
+#include "nd_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Metrics kept in a history line. */
+static const char *const hist_metrics[] = {
+	"step.median", "step.p90", "step.mean", "share.communication",
+	"share.idle"
+};
+#define NHM 5
+
+void
+nd_history_line(nd_buf *b, const char *label, long long now,
+    const nd_diff *d, const nd_verdict *v, const nd_diff_side *before,
+    const nd_diff_side *after)
+{
+	char ts[32];
+	struct tm tm;
+	time_t t = (time_t)now;
+	nd_jw w;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "history");
+	nd_jw_kcstr(&w, "time", ts);
+	nd_jw_kint(&w, "time_s", now);
+	nd_jw_key(&w, "label");
+	if (label != NULL)
+		nd_jw_cstr(&w, label);
+	else
+		nd_jw_null(&w);
+	nd_jw_kcstr(&w, "status", nd_verdict_name(v->status));
+	nd_jw_key(&w, "fired");
+	nd_jw_arr(&w);
+	for (size_t i = 0; i < v->nfired; i++)
+		nd_jw_cstr(&w, v->fired[i].rule->id);
+	nd_jw_arr_end(&w);
+	nd_jw_key(&w, "metrics");
+	nd_jw_obj(&w);
+	for (int i = 0; i < NHM; i++) {
+		const nd_delta *x = nd_diff_find(d, hist_metrics[i]);
+		int ns = x != NULL && x->kind == ND_DK_STEP;
+
+		if (x == NULL)
+			continue;
+		nd_jw_key(&w, hist_metrics[i]);
+		nd_jw_obj(&w);
+		if (ns) {
+			nd_jw_kint(&w, "before_ns", (int64_t)llround(x->before));
+			nd_jw_kint(&w, "after_ns", (int64_t)llround(x->after));
+			nd_jw_kint(&w, "delta_ns", (int64_t)llround(x->delta));
+		} else {
+			nd_jw_kdbl(&w, "before", x->before);
+			nd_jw_kdbl(&w, "after", x->after);
+			nd_jw_kdbl(&w, "delta", x->delta);
+		}
+		nd_jw_key(&w, "pct");
+		if (x->has_pct)
+			nd_jw_dbl(&w, round(x->pct * 100) / 100);
+		else
+			nd_jw_null(&w);
+		nd_jw_obj_end(&w);
+	}
+	nd_jw_obj_end(&w);
+	nd_jw_key(&w, "before");
+	nd_diff_put_side(&w, before);
+	nd_jw_key(&w, "after");
+	nd_diff_put_side(&w, after);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+}
+
+int
+nd_history_append(const char *path, const char *line, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	ssize_t w;
+	int e;
+
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+	do
+		w = write(fd, line, n);
+	while (w < 0 && errno == EINTR);
+	e = errno;
+	if (w >= 0 && (size_t)w != n) {
+		e = EIO;	/* short write: the disk is full */
+		w = -1;
+	}
+	(void)flock(fd, LOCK_UN);
+	if (close(fd) != 0 && w >= 0) {
+		e = errno;
+		w = -1;
+	}
+	if (w < 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- trend ---- */
+
+struct hrec {
+	int status;		/* 0 pass, 1 warn, 2 fail */
+	char *label, *time;
+	int has_med;
+	int64_t med_ns;
+	int has_pct;
+	double med_pct;
+};
+
+struct rcount {
+	char *id;
+	uint64_t n;
+};
+
+static int
+member(const nd_jval *obj, const char *base, const char *key, nd_jval *out)
+{
+	nd_jiter it;
+	nd_jval k, v;
+	nd_jerr e;
+
+	if (obj == NULL || obj->type != ND_JOBJ)
+		return 0;
+	nd_jiter_init(&it, obj, base);
+	while (nd_jiter_next(&it, &k, &v, &e) == 1)
+		if (nd_jstr_eq(&k, key)) {
+			*out = v;
+			return 1;
+		}
+	return 0;
+}
+
+static char *
+dupstr(const nd_jval *v)
+{
+	nd_buf b = ND_BUF_INIT;
+	char *r;
+
+	if (v == NULL || v->type != ND_JSTR)
+		return NULL;
+	nd_json_unescape(v, &b);
+	r = nd_xstrndup(b.p != NULL ? b.p : "", b.len);
+	nd_buf_free(&b);
+	return r;
+}
+
+static int
+rcount_cmp(const void *a, const void *b)
+{
+	const struct rcount *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+static void
+sparkline(nd_buf *out, const struct hrec *r, size_t n)
+{
+	static const char lv[] = "_.-~=+*#";
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].has_med) {
+			if (r[i].med_ns < lo)
+				lo = r[i].med_ns;
+			if (r[i].med_ns > hi)
+				hi = r[i].med_ns;
+		}
+	for (size_t i = 0; i < n; i++) {
+		int k = 0;
+
+		if (!r[i].has_med) {
+			nd_buf_addc(out, ' ');
+			continue;
+		}
+		if (hi > lo)
+			k = (int)((double)(r[i].med_ns - lo) * 7.0 /
+			    (double)(hi - lo) + 0.5);
+		nd_buf_addc(out, lv[k]);
+	}
+}
+
+void
+nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, nrec = 0, caprec = 0, nrc = 0, caprc = 0, bad = 0;
+	ssize_t len;
+	struct hrec *rec = NULL;
+	struct rcount *rc = NULL;
+	uint64_t counts[3] = { 0, 0, 0 };
+	nd_buf scratch = ND_BUF_INIT, latest = ND_BUF_INIT;
+	nd_event ev;
+	nd_everr err;
+	size_t first;
+	nd_jw w;
+
+	if (f == NULL)
+		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	nd_event_init(&ev);
+	while ((len = getline(&line, &cap, f)) > 0) {
+		const nd_jval *st, *fired, *metrics;
+		nd_jval med, x;
+		struct hrec h;
+
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		if (nd_event_decode(&ev, line, (size_t)len, &scratch, &err) != 0 ||
+		    !nd_str_eq(ev.type_name, "history") ||
+		    (st = nd_event_get(&ev, "status")) == NULL) {
+			bad++;
+			continue;
+		}
+		memset(&h, 0, sizeof h);
+		h.status = nd_jstr_eq(st, "fail") ? 2 : nd_jstr_eq(st, "warn") ?
+		    1 : 0;
+		counts[h.status]++;
+		h.label = dupstr(nd_event_get(&ev, "label"));
+		h.time = dupstr(nd_event_get(&ev, "time"));
+		metrics = nd_event_get(&ev, "metrics");
+		if (member(metrics, line, "step.median", &med)) {
+			if (member(&med, line, "after_ns", &x) &&
+			    nd_json_int(&x, &h.med_ns) == 0)
+				h.has_med = 1;
+			if (member(&med, line, "pct", &x) && x.type == ND_JNUM) {
+				h.has_pct = 1;
+				h.med_pct = nd_json_double(&x);
+			}
+		}
+		if ((fired = nd_event_get(&ev, "fired")) != NULL &&
+		    fired->type == ND_JARR) {
+			nd_jiter it;
+			nd_jval v;
+			nd_jerr je;
+
+			nd_jaiter_init(&it, fired, line);
+			while (nd_jaiter_next(&it, &v, &je) == 1) {
+				char *id = dupstr(&v);
+				size_t k;
+
+				if (id == NULL)
+					continue;
+				for (k = 0; k < nrc; k++)
+					if (strcmp(rc[k].id, id) == 0)
+						break;
+				if (k == nrc) {
+					if (nrc == caprc)
+						nd_grow(&rc, &caprc, nrc + 1,
+						    sizeof *rc);
+					rc[nrc].id = id;
+					rc[nrc++].n = 0;
+				} else
+					free(id);
+				rc[k].n++;
+			}
+		}
+		if (nrec == caprec)
+			nd_grow(&rec, &caprec, nrec + 1, sizeof *rec);
+		rec[nrec++] = h;
+		nd_buf_reset(&latest);
+		nd_buf_add(&latest, line, (size_t)len);
+	}
+	if (ferror(f))
+		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	fclose(f);
+	free(line);
+	nd_event_free(&ev);
+	nd_buf_free(&scratch);
+	if (nrc > 0)
+		qsort(rc, nrc, sizeof *rc, rcount_cmp);
+	first = last > 0 && nrec > last ? nrec - last : 0;
+	if (table) {
+		nd_buf_addf(out, "history %s: %zu records (pass %llu, warn %llu, "
+		    "fail %llu)", path, nrec, (unsigned long long)counts[0],
+		    (unsigned long long)counts[1], (unsigned long long)counts[2]);
+		if (bad > 0)
+			nd_buf_addf(out, ", %zu unreadable lines", bad);
+		nd_buf_addc(out, '\n');
+		if (nrec > 0) {
+			const struct hrec *l = &rec[nrec - 1];
+
+			nd_buf_addf(out, "latest: %s %s %s\n",
+			    l->time ? l->time : "-",
+			    l->label ? l->label : "(no label)",
+			    nd_verdict_name(l->status == 2 ? ND_RULE_FAIL :
+			    l->status == 1 ? ND_RULE_WARN : 0));
+		}
+		if (nrc > 0) {
+			nd_buf_adds(out, "rules fired most:\n");
+			for (size_t i = 0; i < nrc && i < 10; i++)
+				nd_buf_addf(out, "  %6llu  %s\n",
+				    (unsigned long long)rc[i].n, rc[i].id);
+		}
+		nd_buf_addf(out, "step median (after), last %zu: [", nrec - first);
+		sparkline(out, rec + first, nrec - first);
+		nd_buf_adds(out, "]\n");
+		for (size_t i = first; i < nrec; i++) {
+			nd_buf_addf(out, "  %-20s %-24.24s %-4s ",
+			    rec[i].time ? rec[i].time : "-",
+			    rec[i].label ? rec[i].label : "-",
+			    rec[i].status == 2 ? "fail" : rec[i].status == 1 ?
+			    "warn" : "pass");
+			if (rec[i].has_med)
+				nd_buf_addf(out, "%12.3fms", (double)rec[i].med_ns /
+				    1e6);
+			else
+				nd_buf_addf(out, "%14s", "-");
+			if (rec[i].has_pct)
+				nd_buf_addf(out, " %+8.2f%%", rec[i].med_pct);
+			nd_buf_addc(out, '\n');
+		}
+	} else {
+		nd_jw_init(&w, out);
+		nd_jw_obj(&w);
+		nd_jw_kcstr(&w, "type", "trend");
+		nd_jw_kcstr(&w, "history", path);
+		nd_jw_kuint(&w, "records", nrec);
+		nd_jw_kuint(&w, "bad_lines", bad);
+		nd_jw_key(&w, "counts");
+		nd_jw_obj(&w);
+		nd_jw_kuint(&w, "pass", counts[0]);
+		nd_jw_kuint(&w, "warn", counts[1]);
+		nd_jw_kuint(&w, "fail", counts[2]);
+		nd_jw_obj_end(&w);
+		nd_jw_key(&w, "latest");
+		if (nrec > 0)
+			nd_jw_raw(&w, latest.p, latest.len);
+		else
+			nd_jw_null(&w);
+		nd_jw_key(&w, "rules");
+		nd_jw_arr(&w);
+		for (size_t i = 0; i < nrc; i++) {
+			nd_jw_obj(&w);
+			nd_jw_kcstr(&w, "rule", rc[i].id);
+			nd_jw_kuint(&w, "fired", rc[i].n);
+			nd_jw_obj_end(&w);
+		}
+		nd_jw_arr_end(&w);
+		nd_jw_key(&w, "series");
+		nd_jw_arr(&w);
+		for (size_t i = first; i < nrec; i++) {
+			nd_jw_obj(&w);
+			nd_jw_key(&w, "label");
+			if (rec[i].label != NULL)
+				nd_jw_cstr(&w, rec[i].label);
+			else
+				nd_jw_null(&w);
+			if (rec[i].time != NULL)
+				nd_jw_kcstr(&w, "time", rec[i].time);
+			nd_jw_kcstr(&w, "status", rec[i].status == 2 ? "fail" :
+			    rec[i].status == 1 ? "warn" : "pass");
+			if (rec[i].has_med)
+				nd_jw_kint(&w, "median_ns", rec[i].med_ns);
+			if (rec[i].has_pct)
+				nd_jw_kdbl(&w, "median_pct", rec[i].med_pct);
+			nd_jw_obj_end(&w);
+		}
+		nd_jw_arr_end(&w);
+		nd_jw_obj_end(&w);
+		nd_buf_addc(out, '\n');
+	}
+	for (size_t i = 0; i < nrec; i++) {
+		free(rec[i].label);
+		free(rec[i].time);
+	}
+	for (size_t i = 0; i < nrc; i++)
+		free(rc[i].id);
+	free(rec);
+	free(rc);
+	nd_buf_free(&latest);
+}
