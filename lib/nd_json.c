@@ -790,7 +790,7 @@ nd_json_put_double(nd_buf *b, double v)
 		nd_buf_add(b, "null", 4);
 		return;
 	}
-	if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
+	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
 		nd_json_put_i64(b, (int64_t)v);
 		return;
 	}
