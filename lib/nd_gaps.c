@@ -1,0 +1,924 @@
+#include "nd_gaps.h"
+#include "nd_hash.h"
+#include "nd_interval.h"
+#include "nd_json.h"
+#include "nd_nest.h"
+#include "nd_sort.h"
+#include "nd_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define LAZY (UINT32_MAX - 1)	/* name/scope not interned yet */
+
+/* An op as the gap rules need it (48 bytes). */
+struct op {
+	int64_t ts, end;
+	int64_t step, corr;
+	uint32_t name, scope;	/* interned; scope NONE when absent */
+	uint32_t tl;
+	uint8_t has_step, has_corr, light, comm;
+};
+
+struct tgap {
+	int64_t lo, hi;
+	struct op before;
+	uint32_t la, nla;	/* look-ahead: pool[la .. la + nla) */
+};
+
+struct tl {
+	int64_t pid, tid;
+	uint32_t process, thread, device;	/* interned, NONE if absent */
+	uint32_t dev;
+	int host;
+	int started;
+	int64_t first, hi, last_ts;
+	struct op bop;		/* the op with the latest end so far */
+	nd_buf bname, bscope;	/* its strings while bop.name is LAZY */
+	struct tgap *gaps;
+	size_t ngaps, capgaps;
+	struct op *pool;
+	size_t npool, cappool;
+	uint32_t head_la, head_nla;
+	int32_t open[ND_GAP_LOOKAHEAD + 1];	/* -1: the head */
+	int nopen;
+	struct op *buf;		/* unordered mode */
+	size_t nbuf, capbuf;
+};
+
+#define TL_CACHE 64
+
+struct hspan {
+	int64_t ts, end;
+	uint32_t name, thread;
+};
+
+struct nd_gaps {
+	nd_gaps_opts o;
+	int64_t thr;
+	nd_intern *str;		/* names, scopes, processes, threads, devices */
+	nd_intern *tlkeys;	/* (pid, tid, host) -> timeline */
+	struct tl *tls;
+	size_t ntls, captls;
+	uint32_t tcache[TL_CACHE];	/* hash -> timeline + 1 */
+	nd_intern *devkeys;
+	nd_buf kb;
+	int seen_device, fallback;
+	int has_rank;
+	int64_t rank;
+	/* evidence */
+	nd_map64 *launch;	/* correlation -> earliest host start */
+	nd_ivset sync, hostcomm;
+	struct hspan *hs;
+	size_t nhs, caphs;
+	nd_steps *steps;	/* within-steps windows */
+	nd_gap_where *dw;	/* device level: where each device is */
+	size_t ndw, capdw;
+	const nd_step *win;	/* the source's windows (at finish) */
+	size_t nwin;
+	uint32_t *windev;	/* window -> device id here, NONE: every */
+	size_t capwindev;
+	/* results */
+	nd_gap *out;
+	size_t nout, capout;
+	struct op *tmp;
+	size_t ntmp, captmp;
+};
+
+nd_gaps *
+nd_gaps_new(const nd_gaps_opts *o)
+{
+	nd_gaps *g = nd_xcalloc(1, sizeof *g);
+
+	g->o = *o;
+	g->thr = o->min_ns > 1 ? o->min_ns : 1;
+	g->str = nd_intern_new();
+	g->tlkeys = nd_intern_new();
+	g->devkeys = nd_intern_new();
+	g->launch = nd_map64_new();
+	if (o->within_steps) {
+		nd_steps_opts so;
+
+		memset(&so, 0, sizeof so);
+		so.re = o->re;
+		so.markers_only = 1;
+		g->steps = nd_steps_new(&so);
+	}
+	return g;
+}
+
+static void
+free_tl(struct tl *t)
+{
+	nd_buf_free(&t->bname);
+	nd_buf_free(&t->bscope);
+	free(t->gaps);
+	free(t->pool);
+	free(t->buf);
+	memset(t, 0, sizeof *t);
+}
+
+void
+nd_gaps_reset(nd_gaps *g)
+{
+	for (size_t i = 0; i < g->ntls; i++)
+		free_tl(&g->tls[i]);
+	g->ntls = 0;
+	memset(g->tcache, 0, sizeof g->tcache);
+	nd_intern_free(g->tlkeys);
+	g->tlkeys = nd_intern_new();
+	nd_intern_free(g->devkeys);
+	g->devkeys = nd_intern_new();
+	g->seen_device = g->fallback = g->has_rank = 0;
+	nd_map64_free(g->launch);
+	g->launch = nd_map64_new();
+	nd_ivset_free(&g->sync);
+	nd_ivset_free(&g->hostcomm);
+	g->nhs = 0;
+	g->nout = 0;
+	if (g->steps != NULL)
+		nd_steps_reset(g->steps);
+}
+
+void
+nd_gaps_free(nd_gaps *g)
+{
+	if (g == NULL)
+		return;
+	nd_gaps_reset(g);
+	nd_intern_free(g->str);
+	nd_intern_free(g->tlkeys);
+	nd_intern_free(g->devkeys);
+	nd_map64_free(g->launch);
+	free(g->tls);
+	free(g->hs);
+	free(g->out);
+	free(g->tmp);
+	free(g->windev);
+	free(g->dw);
+	nd_steps_free(g->steps);
+	nd_buf_free(&g->kb);
+	free(g);
+}
+
+static uint32_t
+intern(nd_gaps *g, nd_str s)
+{
+	if (s.p == NULL)
+		return NONE;
+	return nd_intern_id(g->str, s.p, s.n);
+}
+
+static const char *
+istr(const nd_gaps *g, uint32_t id)
+{
+	return id == NONE ? NULL : nd_intern_str(g->str, id, NULL);
+}
+
+static struct tl *
+tl_of(nd_gaps *g, const nd_event *ev, int host)
+{
+	int64_t key[3];
+	uint32_t id, slot;
+	struct tl *t;
+
+	slot = (uint32_t)nd_hash_u64((uint64_t)ev->pid * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)ev->tid ^ (uint64_t)host << 63) & (TL_CACHE - 1);
+	if (g->tcache[slot] > 0) {
+		t = &g->tls[g->tcache[slot] - 1];
+		if (t->pid == ev->pid && t->tid == ev->tid && t->host == host)
+			return t;
+	}
+	key[0] = ev->pid;
+	key[1] = ev->tid;
+	key[2] = host;
+	id = nd_intern_id(g->tlkeys, (const char *)key, sizeof key);
+	g->tcache[slot] = id + 1;
+	if (id < g->ntls)
+		return &g->tls[id];
+	if (g->ntls == g->captls)
+		nd_grow(&g->tls, &g->captls, g->ntls + 1, sizeof *g->tls);
+	t = &g->tls[g->ntls++];
+	memset(t, 0, sizeof *t);
+	t->pid = ev->pid;
+	t->tid = ev->tid;
+	t->host = host;
+	t->process = intern(g, ev->process);
+	t->thread = intern(g, ev->thread);
+	t->device = intern(g, ev->device);
+	nd_span_device_key(ev, &g->kb);
+	t->dev = nd_intern_id(g->devkeys, g->kb.p, g->kb.len);
+	return t;
+}
+
+static int
+arg_corr(const nd_event *ev, int64_t *out)
+{
+	nd_jiter it;
+	nd_jval k, v;
+	nd_jerr je;
+
+	if (ev->args.type != ND_JOBJ ||
+	    memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
+		return 0;
+	nd_jiter_init(&it, &ev->args, ev->args.raw);
+	while (nd_jiter_next(&it, &k, &v, &je) == 1)
+		if ((nd_jstr_eq(&k, "correlation") ||
+		    nd_jstr_eq(&k, "correlation_id")) && v.type == ND_JNUM &&
+		    nd_json_int(&v, out) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+open_window(struct tl *t, int32_t w)
+{
+	if (w < 0) {
+		t->head_la = (uint32_t)t->npool;
+		t->head_nla = 0;
+	} else {
+		t->gaps[w].la = (uint32_t)t->npool;
+		t->gaps[w].nla = 0;
+	}
+	t->open[t->nopen++] = w;
+}
+
+static void
+append(struct tl *t, const struct op *op)
+{
+	int k = 0;
+
+	if (t->npool == t->cappool)
+		nd_grow(&t->pool, &t->cappool, t->npool + 1, sizeof *t->pool);
+	t->pool[t->npool++] = *op;
+	for (int i = 0; i < t->nopen; i++) {
+		int32_t w = t->open[i];
+		uint32_t *nla = w < 0 ? &t->head_nla : &t->gaps[w].nla;
+
+		(*nla)++;
+		if (op->light && *nla < ND_GAP_LOOKAHEAD)
+			t->open[k++] = w;
+	}
+	t->nopen = k;
+}
+
+/* Intern the strings of an op that has them lazily (name.p != NULL). */
+static void
+op_intern(nd_gaps *g, struct op *op, nd_str name, nd_str scope)
+{
+	if (op->name == LAZY) {
+		op->name = nd_intern_id(g->str, name.p, name.n);
+		op->scope = scope.p == NULL ? NONE :
+		    nd_intern_id(g->str, scope.p, scope.n);
+	}
+}
+
+/* The op becomes the timeline's latest-ending op.  Its strings are copied
+ * rather than interned: most such ops never end before a gap. */
+static void
+set_bop(struct tl *t, const struct op *op, nd_str name, nd_str scope)
+{
+	t->bop = *op;
+	if (op->name != LAZY)
+		return;
+	nd_buf_reset(&t->bname);
+	nd_buf_add(&t->bname, name.p, name.n);
+	nd_buf_reset(&t->bscope);
+	if (scope.p == NULL)
+		t->bop.scope = NONE;
+	else
+		nd_buf_add(&t->bscope, scope.p, scope.n);
+}
+
+/* One op of a timeline, in start order.  When op->name is LAZY, name and
+ * scope are its strings (interned only when needed). */
+static void
+tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope)
+{
+	if (!t->started) {
+		t->started = 1;
+		t->first = op->ts;
+		t->hi = op->end;
+		set_bop(t, op, name, scope);
+		open_window(t, -1);
+	} else if (op->ts > t->hi) {
+		if (op->ts - t->hi >= g->thr) {
+			struct tgap *gp;
+
+			if (t->ngaps == t->capgaps)
+				nd_grow(&t->gaps, &t->capgaps, t->ngaps + 1,
+				    sizeof *t->gaps);
+			gp = &t->gaps[t->ngaps++];
+			gp->lo = t->hi;
+			gp->hi = op->ts;
+			if (t->bop.name == LAZY) {
+				t->bop.name = nd_intern_id(g->str, t->bname.p,
+				    t->bname.len);
+				if (t->bop.scope != NONE)
+					t->bop.scope = nd_intern_id(g->str,
+					    t->bscope.p, t->bscope.len);
+			}
+			gp->before = t->bop;
+			gp->la = (uint32_t)t->npool;
+			gp->nla = 0;
+			if (t->nopen <= ND_GAP_LOOKAHEAD)
+				open_window(t, (int32_t)(t->ngaps - 1));
+		}
+		t->hi = op->end;
+		set_bop(t, op, name, scope);
+	} else if (op->end >= t->hi) {
+		t->hi = op->end;
+		set_bop(t, op, name, scope);
+	}
+	if (t->nopen > 0) {
+		op_intern(g, op, name, scope);
+		append(t, op);
+	}
+	t->last_ts = op->ts;
+}
+
+/* Drop what a timeline holds (its identity stays). */
+static void
+tl_forget(struct tl *t)
+{
+	free(t->gaps);
+	free(t->pool);
+	free(t->buf);
+	t->gaps = NULL;
+	t->pool = t->buf = NULL;
+	t->ngaps = t->capgaps = t->npool = t->cappool = 0;
+	t->nbuf = t->capbuf = 0;
+	t->nopen = 0;
+}
+
+static void
+add_hspan(nd_gaps *g, const nd_event *ev)
+{
+	struct hspan *h;
+
+	if (g->nhs == g->caphs)
+		nd_grow(&g->hs, &g->caphs, g->nhs + 1, sizeof *g->hs);
+	h = &g->hs[g->nhs++];
+	h->ts = ev->ts_ns;
+	h->end = ev->ts_ns + ev->dur_ns;
+	h->name = intern(g, ev->name);
+	h->thread = intern(g, ev->thread);
+}
+
+int
+nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
+{
+	struct tl *t;
+	struct op op;
+	int host;
+
+	if (!g->has_rank && (ev->has & ND_HAS_RANK)) {
+		g->has_rank = 1;
+		g->rank = ev->rank;
+	}
+	if (g->steps != NULL && (r->marker != ND_SM_NONE ||
+	    (r->role == ND_ROLE_DEVICE && (ev->has & ND_HAS_STEP))))
+		nd_steps_add(g->steps, ev, r);
+	if (r->sync)
+		nd_ivset_add(&g->sync, ev->ts_ns, ev->ts_ns + ev->dur_ns);
+	if (r->role == ND_ROLE_HOST) {
+		int64_t corr;
+
+		if (arg_corr(ev, &corr)) {
+			int isnew;
+			uint64_t *v = nd_map64_put(g->launch, (uint64_t)corr,
+			    &isnew);
+
+			if (isnew || (int64_t)*v > ev->ts_ns)
+				*v = (uint64_t)ev->ts_ns;
+		}
+		if (r->comm)
+			nd_ivset_add(&g->hostcomm, ev->ts_ns,
+			    ev->ts_ns + ev->dur_ns);
+		if (g->o.host_context > 0)
+			add_hspan(g, ev);
+		if (g->seen_device)
+			return 0;
+		host = 1;
+	} else if (r->role == ND_ROLE_DEVICE) {
+		if (!g->seen_device) {
+			/* host timelines were only a fallback */
+			g->seen_device = 1;
+			for (size_t i = 0; i < g->ntls; i++)
+				if (g->tls[i].host)
+					tl_forget(&g->tls[i]);
+		}
+		host = 0;
+	} else
+		return 0;
+	t = tl_of(g, ev, host);
+	op.ts = ev->ts_ns;
+	op.end = ev->ts_ns + ev->dur_ns;
+	op.has_step = (ev->has & ND_HAS_STEP) != 0;
+	op.step = op.has_step ? ev->step : 0;
+	op.has_corr = (uint8_t)arg_corr(ev, &op.corr);
+	if (!op.has_corr)
+		op.corr = 0;
+	op.name = LAZY;
+	op.scope = LAZY;
+	op.tl = (uint32_t)(t - g->tls);
+	op.light = ev->name.p != NULL && nd_op_is_light(ev->name.p, ev->name.n);
+	op.comm = r->role == ND_ROLE_DEVICE && r->cat == ND_CAT_COMM;
+	if (g->o.unordered) {
+		op_intern(g, &op, ev->name.p != NULL ? ev->name : ND_STR(""),
+		    ev->scope);
+		if (t->nbuf == t->capbuf)
+			nd_grow(&t->buf, &t->capbuf, t->nbuf + 1, sizeof *t->buf);
+		t->buf[t->nbuf++] = op;
+		return 0;
+	}
+	if (t->started && op.ts < t->last_ts)
+		return -1;
+	tl_add(g, t, &op, ev->name.p != NULL ? ev->name : ND_STR(""),
+	    ev->scope);
+	return 0;
+}
+
+/* ---- finishing ---- */
+
+static int
+op_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct op *x = a, *y = b;
+
+	(void)ctx;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return (x->tl > y->tl) - (x->tl < y->tl);
+}
+
+static void
+fill_op(const nd_gaps *g, nd_gap_op *o, const struct op *op)
+{
+	o->name = istr(g, op->name);
+	if (o->name == NULL)
+		o->name = "";
+	o->scope = istr(g, op->scope);
+	o->has_step = op->has_step;
+	o->step = op->step;
+	o->ts = op->ts;
+	o->dur = op->end - op->ts;
+}
+
+/* Marker and payload among la[0..n), ordered by start. */
+static size_t
+payload_of(const nd_gaps *g, const struct op *la, size_t n)
+{
+	int64_t runmax;
+
+	if (n == 0)
+		return 0;
+	runmax = la[0].end;
+	for (size_t i = 0; i < n && i < ND_GAP_LOOKAHEAD; i++) {
+		if (i > 0) {
+			if (la[i].ts - runmax >= g->thr)
+				break;
+			if (la[i].end > runmax)
+				runmax = la[i].end;
+		}
+		if (!la[i].light)
+			return i;
+	}
+	return 0;
+}
+
+static const char *
+cause_of(nd_gaps *g, int64_t a, int64_t b, const struct op *marker,
+    const struct op *payload)
+{
+	uint64_t *v;
+
+	if (nd_ivset_overlaps(&g->sync, a, b))
+		return "sync";
+	if (marker->has_corr &&
+	    (v = nd_map64_get(g->launch, (uint64_t)marker->corr)) != NULL &&
+	    (int64_t)*v >= a)
+		return "host_wait";
+	if (b - a < g->o.kernel_wait_ns)
+		return "kernel_wait";
+	if (payload->comm || nd_ivset_overlaps(&g->hostcomm, a, b))
+		return "collective_wait";
+	return "other";
+}
+
+static nd_gap *
+new_gap(nd_gaps *g)
+{
+	nd_gap *o;
+
+	if (g->nout == g->capout)
+		nd_grow(&g->out, &g->capout, g->nout + 1, sizeof *g->out);
+	o = &g->out[g->nout++];
+	memset(o, 0, sizeof *o);
+	return o;
+}
+
+static void
+emit(nd_gaps *g, int64_t a, int64_t b, int tl, uint32_t dev,
+    const struct op *before, const struct op *la, size_t nla)
+{
+	size_t p = payload_of(g, la, nla);
+	const char *cause;
+	nd_gap base;
+
+	if (nla == 0)
+		return;		/* cannot happen: a gap ends at an op */
+	memset(&base, 0, sizeof base);
+	base.tl = tl;
+	base.dev = (int)dev;
+	fill_op(g, &base.before, before);
+	fill_op(g, &base.marker, &la[0]);
+	fill_op(g, &base.payload, &la[p]);
+	base.payload_index = (int)p;
+	cause = cause_of(g, a, b, &la[0], &la[p]);
+	base.cause = cause;
+	if (g->steps == NULL) {
+		if (b - a >= g->o.min_ns) {
+			nd_gap *o = new_gap(g);
+
+			*o = base;
+			o->ts = a;
+			o->dur = b - a;
+		}
+		return;
+	}
+	/* --within-steps: the parts inside step windows */
+	{
+		const nd_step *w = g->win;
+
+		for (size_t i = 0; i < g->nwin; i++) {
+			int64_t lo = w[i].ts, hi = w[i].ts + w[i].dur;
+			nd_gap *o;
+
+			if (w[i].dev >= 0 && g->windev[i] != dev)
+				continue;
+			if (lo < a)
+				lo = a;
+			if (hi > b)
+				hi = b;
+			if (hi - lo < g->thr || hi - lo < g->o.min_ns)
+				continue;
+			o = new_gap(g);
+			*o = base;
+			o->ts = lo;
+			o->dur = hi - lo;
+			o->has_wstep = 1;
+			o->wstep = w[i].num;
+		}
+	}
+}
+
+static void
+tmp_reset(nd_gaps *g)
+{
+	g->ntmp = 0;
+}
+
+static void
+tmp_add(nd_gaps *g, const struct op *pool, size_t at, size_t n)
+{
+	if (n == 0)
+		return;
+	if (g->ntmp + n > g->captmp)
+		nd_grow(&g->tmp, &g->captmp, g->ntmp + n, sizeof *g->tmp);
+	memcpy(g->tmp + g->ntmp, pool + at, n * sizeof *pool);
+	g->ntmp += n;
+}
+
+static void
+finish_timeline(nd_gaps *g, struct tl *t, int tl)
+{
+	for (size_t i = 0; i < t->ngaps; i++) {
+		struct tgap *gp = &t->gaps[i];
+
+		if (gp->nla > 0)
+			emit(g, gp->lo, gp->hi, tl, t->dev, &gp->before,
+			    t->pool + gp->la, gp->nla);
+	}
+}
+
+/* The last gap of t with lo <= a, or -1. */
+static long
+find_gap(const struct tl *t, int64_t a)
+{
+	size_t lo = 0, hi = t->ngaps;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (t->gaps[m].lo <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return (long)lo - 1;
+}
+
+static void
+finish_device(nd_gaps *g, uint32_t dev, int host)
+{
+	nd_ivset u = ND_IVSET_INIT;
+
+	for (size_t i = 0; i < g->ntls; i++) {
+		struct tl *t = &g->tls[i];
+		int64_t lo;
+
+		if (t->dev != dev || t->host != host || !t->started)
+			continue;
+		lo = t->first;
+		for (size_t j = 0; j < t->ngaps; j++) {
+			nd_ivset_add(&u, lo, t->gaps[j].lo);
+			lo = t->gaps[j].hi;
+		}
+		nd_ivset_add(&u, lo, t->hi);
+	}
+	nd_ivset_norm(&u);
+	for (size_t k = 1; k < u.n; k++) {
+		int64_t a = u.iv[k - 1].hi, b = u.iv[k].lo;
+		const struct op *before = NULL;
+
+		if (b - a < g->thr)
+			continue;
+		tmp_reset(g);
+		for (size_t i = 0; i < g->ntls; i++) {
+			struct tl *t = &g->tls[i];
+			long j;
+
+			if (t->dev != dev || t->host != host || !t->started)
+				continue;
+			if (b <= t->first) {
+				tmp_add(g, t->pool, t->head_la, t->head_nla);
+				continue;
+			}
+			if (a >= t->hi) {
+				if (a == t->hi && (before == NULL ||
+				    t->bop.ts >= before->ts))
+					before = &t->bop;
+				continue;
+			}
+			j = find_gap(t, a);
+			if (j < 0 || t->gaps[j].hi < b)
+				continue;	/* cannot happen: t is idle */
+			if (t->gaps[j].lo == a && (before == NULL ||
+			    t->gaps[j].before.ts >= before->ts))
+				before = &t->gaps[j].before;
+			tmp_add(g, t->pool, t->gaps[j].la, t->gaps[j].nla);
+		}
+		if (before == NULL || g->ntmp == 0)
+			continue;
+		nd_sort(g->tmp, g->ntmp, sizeof *g->tmp, op_cmp, NULL);
+		emit(g, a, b, -1, dev, before, g->tmp, g->ntmp);
+	}
+	nd_ivset_free(&u);
+}
+
+static int
+hs_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct hspan *x = a, *y = b;
+
+	(void)ctx;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int
+gapidx_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_gap *o = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (o[x].ts > o[y].ts) - (o[x].ts < o[y].ts);
+}
+
+/* The host spans that overlap each gap most (ties: the shorter, then the
+ * earlier): a sweep over gaps by start and host spans by start. */
+static void
+host_context(nd_gaps *g)
+{
+	size_t *ord, *act = NULL, nact = 0, capact = 0, next = 0;
+
+	if (g->nout == 0 || g->nhs == 0)
+		return;
+	nd_sort(g->hs, g->nhs, sizeof *g->hs, hs_cmp, NULL);
+	ord = nd_xmalloc(g->nout * sizeof *ord);
+	for (size_t i = 0; i < g->nout; i++)
+		ord[i] = i;
+	nd_sort(ord, g->nout, sizeof *ord, gapidx_cmp, g->out);
+	for (size_t oi = 0; oi < g->nout; oi++) {
+		nd_gap *o = &g->out[ord[oi]];
+		int64_t a = o->ts, b = o->ts + o->dur;
+		size_t k = 0;
+
+		/* drop spans that end before this gap (gaps come by start) */
+		for (size_t i = 0; i < nact; i++)
+			if (g->hs[act[i]].end > a)
+				act[k++] = act[i];
+		nact = k;
+		while (next < g->nhs && g->hs[next].ts < b) {
+			if (g->hs[next].end > a) {
+				if (nact == capact)
+					nd_grow(&act, &capact, nact + 1,
+					    sizeof *act);
+				act[nact++] = next;
+			}
+			next++;
+		}
+		o->nctx = 0;
+		for (size_t i = 0; i < nact; i++) {
+			const struct hspan *h = &g->hs[act[i]];
+			int64_t lo = h->ts > a ? h->ts : a;
+			int64_t hi = h->end < b ? h->end : b;
+			nd_gap_ctx c;
+			int pos;
+
+			if (h->ts >= b || hi <= lo)
+				continue;
+			c.name = istr(g, h->name);
+			c.thread = istr(g, h->thread);
+			c.ts = h->ts;
+			c.dur = h->end - h->ts;
+			c.overlap = hi - lo;
+			/* insertion into the top list */
+			pos = o->nctx;
+			while (pos > 0) {
+				const nd_gap_ctx *p = &o->ctx[pos - 1];
+
+				if (p->overlap > c.overlap ||
+				    (p->overlap == c.overlap && (p->dur < c.dur ||
+				    (p->dur == c.dur && p->ts <= c.ts))))
+					break;
+				pos--;
+			}
+			if (pos >= g->o.host_context || pos >= ND_GAP_MAX_CTX)
+				continue;
+			if (o->nctx < g->o.host_context &&
+			    o->nctx < ND_GAP_MAX_CTX)
+				o->nctx++;
+			memmove(&o->ctx[pos + 1], &o->ctx[pos],
+			    (size_t)(o->nctx - 1 - pos) * sizeof c);
+			o->ctx[pos] = c;
+		}
+	}
+	free(act);
+	free(ord);
+}
+
+/* For each device: pid, process and device when all its timelines agree. */
+static void
+device_where(nd_gaps *g, int host)
+{
+	uint32_t ndev = nd_intern_count(g->devkeys);
+	char *seen;
+
+	if (ndev > g->capdw)
+		nd_grow(&g->dw, &g->capdw, ndev, sizeof *g->dw);
+	g->ndw = ndev;
+	memset(g->dw, 0, ndev * sizeof *g->dw);
+	seen = nd_xcalloc(ndev ? ndev : 1, 1);
+	for (size_t i = 0; i < g->ntls; i++) {
+		const struct tl *t = &g->tls[i];
+		nd_gap_where *w = &g->dw[t->dev];
+		const char *proc = istr(g, t->process), *dv = istr(g, t->device);
+
+		if (t->host != host)
+			continue;
+		if (!seen[t->dev]) {
+			seen[t->dev] = 1;
+			w->has_pid = 1;
+			w->pid = t->pid;
+			w->process = proc;
+			w->device = dv;
+			continue;
+		}
+		if (w->has_pid && w->pid != t->pid)
+			w->has_pid = 0;
+		if (w->process != proc)
+			w->process = NULL;
+		if (w->device != dv)
+			w->device = NULL;
+	}
+	free(seen);
+}
+
+/* Hand the gaps held to the caller and forget them (unless host context
+ * needs all of them first). */
+static void
+deliver(nd_gaps *g, nd_gap_fn fn, void *ctx, int all)
+{
+	if (g->o.host_context > 0 && !all)
+		return;
+	for (size_t i = 0; i < g->nout; i++)
+		fn(ctx, &g->out[i]);
+	g->nout = 0;
+}
+
+size_t
+nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
+{
+	size_t total = 0;
+
+	int host = !g->seen_device;
+
+	g->fallback = host && g->ntls > 0;
+	if (g->steps != NULL) {
+		g->nwin = nd_steps_windows(g->steps, &g->win);
+		if (g->nwin > g->capwindev)
+			nd_grow(&g->windev, &g->capwindev, g->nwin,
+			    sizeof *g->windev);
+		for (size_t i = 0; i < g->nwin; i++) {
+			const char *k = nd_steps_device(g->steps, g->win[i].dev,
+			    NULL, NULL);
+
+			g->windev[i] = k == NULL ? NONE :
+			    nd_intern_find(g->devkeys, k, strlen(k));
+		}
+	}
+	nd_ivset_norm(&g->sync);
+	nd_ivset_norm(&g->hostcomm);
+	if (g->o.unordered)
+		for (size_t i = 0; i < g->ntls; i++) {
+			struct tl *t = &g->tls[i];
+
+			if (t->host != host)
+				continue;
+			nd_sort(t->buf, t->nbuf, sizeof *t->buf, op_cmp, NULL);
+			for (size_t j = 0; j < t->nbuf; j++)
+				tl_add(g, t, &t->buf[j], ND_STR_NONE,
+				    ND_STR_NONE);
+		}
+	for (size_t i = 0; i < g->ntls; i++) {
+		struct tl *t = &g->tls[i];
+
+		if (t->started && t->bop.name == LAZY) {
+			t->bop.name = nd_intern_id(g->str, t->bname.p,
+			    t->bname.len);
+			if (t->bop.scope != NONE)
+				t->bop.scope = nd_intern_id(g->str, t->bscope.p,
+				    t->bscope.len);
+		}
+	}
+	if (g->o.level == ND_GAP_DEVICE)
+		device_where(g, host);
+	if (g->o.level == ND_GAP_TIMELINE) {
+		for (size_t i = 0; i < g->ntls; i++)
+			if (g->tls[i].host == host) {
+				finish_timeline(g, &g->tls[i], (int)i);
+				total += g->nout;
+				deliver(g, fn, ctx, 0);
+			}
+	} else {
+		uint32_t ndev = nd_intern_count(g->devkeys);
+
+		for (uint32_t d = 0; d < ndev; d++) {
+			finish_device(g, d, host);
+			total += g->nout;
+			deliver(g, fn, ctx, 0);
+		}
+	}
+	if (g->o.host_context > 0) {
+		host_context(g);
+		deliver(g, fn, ctx, 1);
+	}
+	return total;
+}
+
+void
+nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w)
+{
+	memset(w, 0, sizeof *w);
+	if (gap->tl >= 0) {
+		const struct tl *t = &g->tls[gap->tl];
+
+		w->has_pid = w->has_tid = 1;
+		w->pid = t->pid;
+		w->tid = t->tid;
+		w->process = istr(g, t->process);
+		w->thread = istr(g, t->thread);
+		w->device = istr(g, t->device);
+		return;
+	}
+	if (gap->dev >= 0 && (size_t)gap->dev < g->ndw)
+		*w = g->dw[gap->dev];
+}
+
+int
+nd_gaps_fallback(const nd_gaps *g)
+{
+	return g->fallback;
+}
+
+int
+nd_gaps_rank(const nd_gaps *g, int64_t *rank)
+{
+	if (g->has_rank)
+		*rank = g->rank;
+	return g->has_rank;
+}

@@ -1,0 +1,1396 @@
+#include "nd_steps.h"
+#include "nd_hash.h"
+#include "nd_json.h"
+#include "nd_nest.h"
+#include "nd_peak.h"
+#include "nd_sort.h"
+#include "nd_util.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *
+nd_sm_name(int marker)
+{
+	switch (marker) {
+	case ND_SM_OPSTEP: return "op_step";
+	case ND_SM_STEPNUM: return "step_num";
+	case ND_SM_PROFILER: return "profiler_step";
+	case ND_SM_STEPSLINE: return "steps_line";
+	case ND_SM_REGEX: return "regex";
+	default: return "none";
+	}
+}
+
+/* ---- what a span is ---- */
+
+/* s equals the string literal lit */
+#define SEQ(s, lit) ((s).p != NULL && (s).n == sizeof(lit) - 1 && \
+	memcmp((s).p, lit, sizeof(lit) - 1) == 0)
+
+static int
+ieq(nd_str s, const char *c)
+{
+	size_t n = strlen(c);
+
+	return s.p != NULL && s.n == n && strncasecmp(s.p, c, n) == 0;
+}
+
+static int
+has_prefix(nd_str s, const char *c)
+{
+	size_t n = strlen(c);
+
+	return s.p != NULL && s.n >= n && memcmp(s.p, c, n) == 0;
+}
+
+/* A whole string of decimal digits (optional '-') as an integer. */
+static int
+parse_int(const char *p, size_t n, int64_t *out)
+{
+	int neg = 0;
+	int64_t v = 0;
+
+	if (n > 0 && *p == '-') {
+		neg = 1;
+		p++;
+		n--;
+	}
+	if (n == 0 || n > 15)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		v = v * 10 + (p[i] - '0');
+	}
+	*out = neg ? -v : v;
+	return 1;
+}
+
+/* args.KEY as an integer (a number, or a string of digits). */
+static int
+arg_int(const nd_event *ev, const char *key, int64_t *out)
+{
+	nd_jval v;
+
+	if (!nd_event_arg(ev, key, &v))
+		return 0;
+	if (v.type == ND_JNUM)
+		return nd_json_int(&v, out) == 0;
+	if (v.type == ND_JSTR && !v.esc)
+		return parse_int(nd_jstr_ptr(&v), nd_jstr_len(&v), out);
+	return 0;
+}
+
+static int
+args_mention(const nd_event *ev, const char *quoted)
+{
+	return ev->args.type == ND_JOBJ &&
+	    memmem(ev->args.raw, ev->args.len, quoted, strlen(quoted)) != NULL;
+}
+
+/* A host span that waits for the device to drain: CUDA/HIP
+ * *Synchronize calls, Kineto's cuda_sync events, JAX block_until_ready
+ * and PjRt's BlockHostUntilReady. */
+static int
+is_sync(const nd_event *ev)
+{
+	if (ev->name.p != NULL &&
+	    (memmem(ev->name.p, ev->name.n, "Synchronize", 11) != NULL ||
+	    memmem(ev->name.p, ev->name.n, "block_until_ready", 17) != NULL ||
+	    memmem(ev->name.p, ev->name.n, "BlockHostUntilReady", 19) != NULL))
+		return 1;
+	return ieq(ev->cat, "cuda_sync");
+}
+
+void
+nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
+{
+	memset(r, 0, sizeof *r);
+	r->kind = nd_span_kind(ev);
+	if (ev->dur_ns > 0 && ev->name.p != NULL) {
+		regmatch_t m[2];
+
+		if (re != NULL && regexec(re, ev->name.p, 2, m, 0) == 0) {
+			r->marker = ND_SM_REGEX;
+			if (m[1].rm_so >= 0 && parse_int(ev->name.p + m[1].rm_so,
+			    (size_t)(m[1].rm_eo - m[1].rm_so), &r->num))
+				r->has_num = 1;
+			else if (args_mention(ev, "\"step_num\"") &&
+			    arg_int(ev, "step_num", &r->num))
+				r->has_num = 1;
+			else {
+				size_t e = ev->name.n, b;
+
+				while (e > 0 && !isdigit((unsigned char)ev->name.p[e - 1]))
+					e--;
+				b = e;
+				while (b > 0 && isdigit((unsigned char)ev->name.p[b - 1]))
+					b--;
+				if (e > b && parse_int(ev->name.p + b, e - b, &r->num))
+					r->has_num = 1;
+			}
+		} else if (r->kind == ND_KIND_ANNOT && SEQ(ev->thread, "Steps") &&
+		    has_prefix(ev->process, "/device:")) {
+			r->marker = ND_SM_STEPSLINE;
+			r->has_num = parse_int(ev->name.p, ev->name.n, &r->num) ||
+			    arg_int(ev, "step_num", &r->num) ||
+			    arg_int(ev, "group_id", &r->num);
+		} else if (r->kind == ND_KIND_HOST &&
+		    has_prefix(ev->name, "ProfilerStep#")) {
+			r->marker = ND_SM_PROFILER;
+			r->has_num = parse_int(ev->name.p + 13, ev->name.n - 13,
+			    &r->num);
+		} else if (r->kind == ND_KIND_HOST &&
+		    args_mention(ev, "\"step_num\"") &&
+		    arg_int(ev, "step_num", &r->num)) {
+			r->marker = ND_SM_STEPNUM;
+			r->has_num = 1;
+		}
+	}
+	if (ev->dur_ns <= 0)
+		return;
+	if (r->kind == ND_KIND_DEVICE) {
+		r->role = ND_ROLE_DEVICE;
+		if (SEQ(ev->cls, "communication") ||
+		    SEQ(ev->cls, "stall"))
+			r->cat = ND_CAT_COMM;
+		else if (SEQ(ev->cls, "memory"))
+			r->cat = ND_CAT_MEMORY;
+		else
+			r->cat = ND_CAT_COMPUTE;
+	} else if (r->kind == ND_KIND_HOST && r->marker == ND_SM_NONE) {
+		r->sync = is_sync(ev);
+		if (ieq(ev->cat, "python_function") ||
+		    ieq(ev->cat, "user_annotation") ||
+		    SEQ(ev->family, "python") || SEQ(ev->cls, "other"))
+			return;
+		r->role = ND_ROLE_HOST;
+		r->comm = SEQ(ev->cls, "communication");
+	}
+}
+
+void
+nd_span_device_key(const nd_event *ev, nd_buf *b)
+{
+	nd_buf_reset(b);
+	if (ev->device.p != NULL)
+		nd_buf_add(b, ev->device.p, ev->device.n);
+	else if (ev->process.p != NULL)
+		nd_buf_add(b, ev->process.p, ev->process.n);
+	else
+		nd_buf_addf(b, "pid %lld", (long long)ev->pid);
+}
+
+int
+nd_op_is_light(const char *name, size_t n)
+{
+	static const char *const base[] = {
+		"iota", "constant", "bitcast", "get-tuple-element", "parameter",
+		"tuple", "after-all"
+	};
+
+	if ((n >= 10 && memcmp(name, "copy-start", 10) == 0) ||
+	    (n >= 9 && memcmp(name, "copy-done", 9) == 0))
+		return 1;
+	/* strip ".N" suffixes */
+	for (;;) {
+		size_t e = n;
+
+		while (e > 0 && isdigit((unsigned char)name[e - 1]))
+			e--;
+		if (e < n && e > 0 && name[e - 1] == '.')
+			n = e - 1;
+		else
+			break;
+	}
+	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+		if (strlen(base[i]) == n && memcmp(base[i], name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- collecting one source ---- */
+
+/* What the ops with one `step` key did: extent and flops. */
+struct ext {
+	int64_t num, lo, hi;
+	double flops;
+};
+
+/* An op with flops but no step key. */
+struct flop {
+	int64_t ts;
+	double f;
+};
+
+/* Per-step-key bookkeeping of a device (or of the host). */
+struct keyed {
+	struct ext *ext;
+	size_t next, capext;
+	nd_map64 *extmap;	/* step -> index + 1 */
+	int64_t last_num;	/* cache of the last lookup */
+	size_t last_idx;	/* index + 1, 0: none */
+	struct flop *fl;	/* flops of ops without a step key */
+	size_t nfl, capfl;
+	int has_flops;
+};
+
+struct dev {
+	char *key;
+	size_t keylen;
+	int is_device;		/* key from the `device` field */
+	uint64_t nops;		/* device ops seen */
+	char *model;		/* from the meta record, or NULL */
+	double trace_peak;	/* peak the trace states, 0 if none */
+	nd_ivset cat[3];
+	nd_ivset wait;		/* cat[COMM] + host communication */
+	struct keyed k;		/* op step keys and flops */
+};
+
+#define DEV_CACHE 16
+
+struct marker {
+	int kind, has_num, dev;	/* dev -1: host */
+	int64_t num, lo, hi;
+};
+
+struct mname {
+	char *key;		/* device key, or NULL for "id" matching */
+	int64_t id;		/* deviceProperties id, -1 when keyed */
+	char *name;
+	double peak;
+};
+
+struct nd_steps {
+	nd_steps_opts o;
+	nd_intern *devkeys;
+	struct dev *devs;
+	size_t ndevs, capdevs;
+	int dcache[DEV_CACHE];	/* key hash -> device index + 1 */
+	nd_ivset host, hostcomm;
+	struct marker *mk;
+	size_t nmk, capmk;
+	struct keyed hk;	/* host ops: flops (Kineto with_flops) */
+	nd_map64 *nums;		/* numbers of the windows (at finish) */
+	struct mname *mn;
+	size_t nmn, capmn;
+	char *all_name;		/* meta device_name for every device */
+	nd_step *out;
+	size_t nout, capout;
+	nd_ivset uni[3], uniwait;	/* unions over devices */
+	nd_buf kb;
+};
+
+nd_steps *
+nd_steps_new(const nd_steps_opts *o)
+{
+	nd_steps *s = nd_xcalloc(1, sizeof *s);
+
+	s->o = *o;
+	s->devkeys = nd_intern_new();
+	return s;
+}
+
+static void
+keyed_free(struct keyed *k)
+{
+	free(k->ext);
+	nd_map64_free(k->extmap);
+	free(k->fl);
+	memset(k, 0, sizeof *k);
+}
+
+static void
+free_source(nd_steps *s)
+{
+	for (size_t i = 0; i < s->ndevs; i++) {
+		struct dev *d = &s->devs[i];
+
+		free(d->key);
+		free(d->model);
+		for (int k = 0; k < 3; k++)
+			nd_ivset_free(&d->cat[k]);
+		nd_ivset_free(&d->wait);
+		keyed_free(&d->k);
+	}
+	keyed_free(&s->hk);
+	nd_map64_free(s->nums);
+	s->nums = NULL;
+	s->ndevs = 0;
+	memset(s->dcache, 0, sizeof s->dcache);
+	nd_ivset_free(&s->host);
+	nd_ivset_free(&s->hostcomm);
+	for (int k = 0; k < 3; k++)
+		nd_ivset_free(&s->uni[k]);
+	nd_ivset_free(&s->uniwait);
+	s->nmk = s->nout = 0;
+	for (size_t i = 0; i < s->nmn; i++) {
+		free(s->mn[i].key);
+		free(s->mn[i].name);
+	}
+	s->nmn = 0;
+	free(s->all_name);
+	s->all_name = NULL;
+	nd_intern_free(s->devkeys);
+	s->devkeys = nd_intern_new();
+}
+
+void
+nd_steps_free(nd_steps *s)
+{
+	if (s == NULL)
+		return;
+	free_source(s);
+	nd_intern_free(s->devkeys);
+	free(s->devs);
+	free(s->mk);
+	free(s->mn);
+	free(s->out);
+	nd_buf_free(&s->kb);
+	free(s);
+}
+
+void
+nd_steps_reset(nd_steps *s)
+{
+	free_source(s);
+}
+
+static char *
+jstr_dup(const nd_jval *v)
+{
+	nd_buf b = ND_BUF_INIT;
+
+	nd_json_unescape(v, &b);
+	if (b.p == NULL)
+		return nd_xstrdup("");
+	return b.p;
+}
+
+static void
+add_mname(nd_steps *s, char *key, int64_t id, char *name, double peak)
+{
+	struct mname *m;
+
+	if (s->nmn == s->capmn)
+		nd_grow(&s->mn, &s->capmn, s->nmn + 1, sizeof *s->mn);
+	m = &s->mn[s->nmn++];
+	m->key = key;
+	m->id = id;
+	m->name = name;
+	m->peak = peak;
+}
+
+static const nd_jval *
+obj_get(const nd_jval *obj, const char *key, nd_jval *tmp)
+{
+	nd_jiter it;
+	nd_jval k;
+	nd_jerr je;
+
+	nd_jiter_init(&it, obj, obj->raw);
+	while (nd_jiter_next(&it, &k, tmp, &je) == 1)
+		if (nd_jstr_eq(&k, key))
+			return tmp;
+	return NULL;
+}
+
+/* One member of a meta record (or of its "header" object). */
+static void
+meta_member(nd_steps *s, const nd_jval *key, const nd_jval *v)
+{
+	nd_jval t, t2;
+
+	if (nd_jstr_eq(key, "device_name") && v->type == ND_JSTR) {
+		free(s->all_name);
+		s->all_name = jstr_dup(v);
+	} else if (nd_jstr_eq(key, "deviceProperties") && v->type == ND_JARR) {
+		nd_jiter it;
+		nd_jval el;
+		nd_jerr je;
+
+		nd_jaiter_init(&it, v, v->raw);
+		while (nd_jaiter_next(&it, &el, &je) == 1) {
+			int64_t id;
+			const nd_jval *x;
+
+			if (el.type != ND_JOBJ)
+				continue;
+			if ((x = obj_get(&el, "id", &t)) == NULL ||
+			    nd_json_int(x, &id) != 0)
+				continue;
+			if ((x = obj_get(&el, "name", &t2)) == NULL ||
+			    x->type != ND_JSTR)
+				continue;
+			add_mname(s, NULL, id, jstr_dup(x), 0);
+		}
+	} else if (nd_jstr_eq(key, "devices") && v->type == ND_JOBJ) {
+		nd_jiter it;
+		nd_jval k, val;
+		nd_jerr je;
+
+		nd_jiter_init(&it, v, v->raw);
+		while (nd_jiter_next(&it, &k, &val, &je) == 1) {
+			char *name = NULL;
+			double peak = 0;
+			const nd_jval *x;
+
+			if (val.type == ND_JSTR)
+				name = jstr_dup(&val);
+			else if (val.type == ND_JOBJ) {
+				if (((x = obj_get(&val, "name", &t)) != NULL ||
+				    (x = obj_get(&val, "device_type_string", &t)) !=
+				    NULL) && x->type == ND_JSTR)
+					name = jstr_dup(x);
+				if ((x = obj_get(&val, "peak_teraflops_per_second",
+				    &t2)) != NULL && x->type == ND_JNUM)
+					peak = nd_json_double(x);
+			}
+			add_mname(s, jstr_dup(&k), -1, name, peak);
+		}
+	}
+}
+
+void
+nd_steps_meta(nd_steps *s, const nd_event *meta)
+{
+	for (size_t i = 0; i < meta->nmembers; i++) {
+		const nd_member *m = &meta->members[i];
+
+		if (nd_jstr_eq(&m->key, "header") && m->val.type == ND_JOBJ) {
+			nd_jiter it;
+			nd_jval k, v;
+			nd_jerr je;
+
+			nd_jiter_init(&it, &m->val, m->val.raw);
+			while (nd_jiter_next(&it, &k, &v, &je) == 1)
+				meta_member(s, &k, &v);
+		} else
+			meta_member(s, &m->key, &m->val);
+	}
+}
+
+static int64_t
+trailing_int(const char *k)
+{
+	size_t e = strlen(k), b = e;
+	int64_t v;
+
+	while (b > 0 && isdigit((unsigned char)k[b - 1]))
+		b--;
+	if (b == e || !parse_int(k + b, e - b, &v))
+		return -1;
+	return v;
+}
+
+static int
+dev_of(nd_steps *s, const nd_event *ev)
+{
+	const char *k;
+	size_t n;
+	uint32_t id, slot;
+	struct dev *d;
+
+	/* the key of nd_span_device_key, without copying it when it is a
+	 * field of the event */
+	if (ev->device.p != NULL) {
+		k = ev->device.p;
+		n = ev->device.n;
+	} else if (ev->process.p != NULL) {
+		k = ev->process.p;
+		n = ev->process.n;
+	} else {
+		nd_span_device_key(ev, &s->kb);
+		k = s->kb.p;
+		n = s->kb.len;
+	}
+	slot = (uint32_t)nd_hash_bytes(k, n) & (DEV_CACHE - 1);
+	if (s->dcache[slot] > 0) {
+		d = &s->devs[s->dcache[slot] - 1];
+		if (d->keylen == n && memcmp(d->key, k, n) == 0)
+			return s->dcache[slot] - 1;
+	}
+	id = nd_intern_id(s->devkeys, k, n);
+	s->dcache[slot] = (int)id + 1;
+	if (id < s->ndevs)
+		return (int)id;
+	if (s->ndevs == s->capdevs)
+		nd_grow(&s->devs, &s->capdevs, s->ndevs + 1, sizeof *s->devs);
+	d = &s->devs[s->ndevs++];
+	memset(d, 0, sizeof *d);
+	d->key = nd_xstrndup(k, n);
+	d->keylen = n;
+	d->is_device = ev->device.p != NULL;
+	return (int)id;
+}
+
+static void
+add_marker(nd_steps *s, const nd_span_role *r, int dev, int64_t lo,
+    int64_t hi)
+{
+	struct marker *m;
+
+	if (s->nmk == s->capmk)
+		nd_grow(&s->mk, &s->capmk, s->nmk + 1, sizeof *s->mk);
+	m = &s->mk[s->nmk++];
+	m->kind = r->marker;
+	m->has_num = r->has_num;
+	m->num = r->num;
+	m->dev = dev;
+	m->lo = lo;
+	m->hi = hi;
+}
+
+/* Skip a string at p (at its opening quote) of validated JSON. */
+static const char *
+skip_str(const char *p, const char *end)
+{
+	for (p++; p < end;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		const char *b;
+
+		if (q == NULL)
+			return end;
+		/* escaped when preceded by an odd number of backslashes */
+		for (b = q; b > p && b[-1] == '\\'; b--)
+			;
+		if (((q - b) & 1) == 0)
+			return q + 1;
+		p = q + 1;
+	}
+	return end;
+}
+
+/* Skip the validated JSON value at p. */
+static const char *
+skip_val(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (*p == '"')
+		return skip_str(p, end);
+	if (*p != '{' && *p != '[') {
+		while (p < end && *p != ',' && *p != '}' && *p != ']' &&
+		    *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+			p++;
+		return p;
+	}
+	while (p < end) {
+		if (*p == '"') {
+			p = skip_str(p, end);
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return end;
+}
+
+static const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* A JSON number as a double: plain integers (the usual flops counts)
+ * directly, anything else through strtod. */
+static double
+num_value(const char *v, size_t n)
+{
+	uint64_t x = 0;
+	size_t i = 0;
+	nd_jval jv = { ND_JNUM, v, n, 0 };
+
+	if (n > 0 && n <= 18) {
+		for (i = 0; i < n && v[i] >= '0' && v[i] <= '9'; i++)
+			x = x * 10 + (uint64_t)(v[i] - '0');
+		if (i == n)
+			return (double)x;
+	}
+	return nd_json_double(&jv);
+}
+
+/*
+ * args.model_flops, else args.flops, when a number.  The args object was
+ * validated by the decoder, so a light walk over its top-level members
+ * (no second validation of the long strings it often holds) is enough.
+ */
+static int
+op_flops(const nd_event *ev, double *out)
+{
+	const char *p, *end;
+	int got = 0;
+
+	if (ev->args.type != ND_JOBJ ||
+	    memmem(ev->args.raw, ev->args.len, "flops\"", 6) == NULL)
+		return 0;
+	p = ev->args.raw + 1;
+	end = ev->args.raw + ev->args.len - 1;
+	for (;;) {
+		const char *k, *ke, *v;
+		size_t kn;
+
+		p = skip_ws(p, end);
+		if (p >= end || *p != '"')
+			break;
+		k = p + 1;
+		ke = skip_str(p, end) - 1;
+		kn = (size_t)(ke - k);
+		p = skip_ws(ke + 1, end);
+		if (p < end && *p == ':')
+			p++;
+		v = p = skip_ws(p, end);
+		p = skip_val(p, end);
+		if (v < end && (*v == '-' || (*v >= '0' && *v <= '9'))) {
+			int model = kn == 11 && memcmp(k, "model_flops", 11) == 0;
+
+			if (model || (kn == 5 && memcmp(k, "flops", 5) == 0)) {
+				*out = num_value(v, (size_t)(p - v));
+				got = 1;
+				if (model)
+					return 1;
+			}
+		}
+		p = skip_ws(p, end);
+		if (p < end && *p == ',')
+			p++;
+	}
+	return got;
+}
+
+/* An op with its step key and flops (has_f) into k. */
+static void
+keyed_add(struct keyed *k, const nd_event *ev, int64_t lo, int64_t hi,
+    int has_f, double f)
+{
+	if (has_f)
+		k->has_flops = 1;
+	if (ev->has & ND_HAS_STEP) {
+		struct ext *x;
+
+		if (k->last_idx == 0 || k->last_num != ev->step) {
+			int isnew;
+			uint64_t *slot;
+
+			if (k->extmap == NULL)
+				k->extmap = nd_map64_new();
+			slot = nd_map64_put(k->extmap, (uint64_t)ev->step, &isnew);
+			if (isnew) {
+				if (k->next == k->capext)
+					nd_grow(&k->ext, &k->capext, k->next + 1,
+					    sizeof *k->ext);
+				x = &k->ext[k->next];
+				x->num = ev->step;
+				x->lo = lo;
+				x->hi = hi;
+				x->flops = 0;
+				*slot = ++k->next;
+			}
+			k->last_num = ev->step;
+			k->last_idx = (size_t)*slot;
+		}
+		x = &k->ext[k->last_idx - 1];
+		if (lo < x->lo)
+			x->lo = lo;
+		if (hi > x->hi)
+			x->hi = hi;
+		if (has_f)
+			x->flops += f;
+	} else if (has_f) {
+		if (k->nfl == k->capfl)
+			nd_grow(&k->fl, &k->capfl, k->nfl + 1, sizeof *k->fl);
+		k->fl[k->nfl].ts = lo;
+		k->fl[k->nfl].f = f;
+		k->nfl++;
+	}
+}
+
+void
+nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
+{
+	int64_t lo = ev->ts_ns, hi = ev->ts_ns + ev->dur_ns;
+	double f = 0;
+
+	if (r->marker != ND_SM_NONE) {
+		int dev = -1;
+
+		if (r->kind != ND_KIND_HOST ||
+		    has_prefix(ev->process, "/device:"))
+			dev = dev_of(s, ev);
+		add_marker(s, r, dev, lo, hi);
+	}
+	if (r->role == ND_ROLE_DEVICE) {
+		int dev = dev_of(s, ev);
+		struct dev *d = &s->devs[dev];
+		int has_f = 0;
+
+		d->nops++;
+		if (!s->o.markers_only) {
+			nd_ivset_add(&d->cat[r->cat], lo, hi);
+			has_f = s->o.flops && op_flops(ev, &f);
+		}
+		keyed_add(&d->k, ev, lo, hi, has_f, f);
+	} else if (r->role == ND_ROLE_HOST && !s->o.markers_only) {
+		nd_ivset_add(&s->host, lo, hi);
+		if (r->comm)
+			nd_ivset_add(&s->hostcomm, lo, hi);
+		if (s->o.flops && op_flops(ev, &f))
+			keyed_add(&s->hk, ev, lo, hi, 1, f);
+	}
+}
+
+/* ---- finishing a source ---- */
+
+static int
+marker_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct marker *x = a, *y = b;
+
+	(void)ctx;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int
+win_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct marker *x = a, *y = b;
+
+	(void)ctx;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int
+flop_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct flop *x = a, *y = b;
+
+	(void)ctx;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int
+step_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_step *x = a, *y = b;
+
+	(void)ctx;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->num > y->num) - (x->num < y->num);
+}
+
+static nd_step *
+new_out(nd_steps *s)
+{
+	nd_step *o;
+
+	if (s->nout == s->capout)
+		nd_grow(&s->out, &s->capout, s->nout + 1, sizeof *s->out);
+	o = &s->out[s->nout++];
+	memset(o, 0, sizeof *o);
+	return o;
+}
+
+/*
+ * The windows of the source, merged per (scope, number), into s->out
+ * (num, ts, dur, marker, dev): dev is the scope (-1 host) here.
+ */
+static void
+build_windows(nd_steps *s)
+{
+	int best = ND_SM_NONE;
+	size_t w = 0;
+
+	s->nout = 0;
+	for (size_t i = 0; i < s->nmk; i++)
+		if (s->mk[i].kind > best)
+			best = s->mk[i].kind;
+	if (best != ND_SM_NONE) {
+		/* keep the best kind only */
+		for (size_t i = 0; i < s->nmk; i++)
+			if (s->mk[i].kind == best)
+				s->mk[w++] = s->mk[i];
+		s->nmk = w;
+		/* unnumbered markers: 1, 2, ... in order of start per scope */
+		nd_sort(s->mk, s->nmk, sizeof *s->mk, marker_cmp, NULL);
+		for (size_t i = 0, ord = 0; i < s->nmk; i++) {
+			if (i == 0 || s->mk[i].dev != s->mk[i - 1].dev)
+				ord = 0;
+			if (!s->mk[i].has_num)
+				s->mk[i].num = (int64_t)++ord;
+		}
+		nd_sort(s->mk, s->nmk, sizeof *s->mk, win_cmp, NULL);
+		for (size_t i = 0; i < s->nmk; i++) {
+			struct marker *m = &s->mk[i];
+			nd_step *o;
+
+			if (i > 0 && m->dev == m[-1].dev && m->num == m[-1].num) {
+				o = &s->out[s->nout - 1];
+				if (m->lo < o->ts) {
+					o->dur += o->ts - m->lo;
+					o->ts = m->lo;
+				}
+				if (m->hi > o->ts + o->dur)
+					o->dur = m->hi - o->ts;
+				continue;
+			}
+			o = new_out(s);
+			o->num = m->num;
+			o->ts = m->lo;
+			o->dur = m->hi - m->lo;
+			o->marker = best;
+			o->dev = m->dev;
+		}
+		return;
+	}
+	for (size_t d = 0; d < s->ndevs; d++)
+		for (size_t i = 0; i < s->devs[d].k.next; i++) {
+			nd_step *o = new_out(s);
+			struct ext *x = &s->devs[d].k.ext[i];
+
+			o->num = x->num;
+			o->ts = x->lo;
+			o->dur = x->hi - x->lo;
+			o->marker = ND_SM_OPSTEP;
+			o->dev = (int)d;
+		}
+}
+
+size_t
+nd_steps_windows(nd_steps *s, const nd_step **out)
+{
+	build_windows(s);
+	*out = s->out;
+	return s->nout;
+}
+
+static double
+dev_peak(const nd_steps *s, int dev)
+{
+	const struct dev *d = &s->devs[dev];
+	const nd_peak *p;
+
+	if (s->o.peak_tflops > 0)
+		return s->o.peak_tflops;
+	if (d->model != NULL && (p = nd_peak_find(d->model, strlen(d->model))))
+		return p->tflops;
+	return d->trace_peak;
+}
+
+static void
+resolve_models(nd_steps *s)
+{
+	for (size_t i = 0; i < s->ndevs; i++) {
+		struct dev *d = &s->devs[i];
+		int64_t id = trailing_int(d->key);
+
+		for (size_t j = 0; j < s->nmn; j++) {
+			struct mname *m = &s->mn[j];
+
+			if (m->key != NULL ? strcmp(m->key, d->key) == 0 :
+			    (id >= 0 && m->id == id)) {
+				if (m->name != NULL && d->model == NULL)
+					d->model = nd_xstrdup(m->name);
+				if (m->peak > 0)
+					d->trace_peak = m->peak;
+			}
+		}
+		if (d->model == NULL && s->all_name != NULL)
+			d->model = nd_xstrdup(s->all_name);
+	}
+}
+
+/*
+ * Flops of the window [lo, hi) numbered num in k: the ops whose step key is
+ * num; the ops whose key is no window's number (s->nums) when their key's
+ * first op starts in the window; the ops without a key that start in it.
+ */
+static double
+keyed_flops(const nd_steps *s, const struct keyed *k, int64_t num,
+    int64_t lo, int64_t hi)
+{
+	double sum = 0;
+	size_t l = 0, h = k->nfl;
+	uint64_t *slot;
+
+	if (k->extmap != NULL &&
+	    (slot = nd_map64_get(k->extmap, (uint64_t)num)) != NULL)
+		sum += k->ext[*slot - 1].flops;
+	for (size_t i = 0; i < k->next; i++)
+		if (k->ext[i].lo >= lo && k->ext[i].lo < hi &&
+		    nd_map64_get(s->nums, (uint64_t)k->ext[i].num) == NULL)
+			sum += k->ext[i].flops;
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (k->fl[m].ts < lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	for (size_t i = l; i < k->nfl && k->fl[i].ts < hi; i++)
+		sum += k->fl[i].f;
+	return sum;
+}
+
+size_t
+nd_steps_finish(nd_steps *s, const nd_step **out)
+{
+	size_t nwin;
+	nd_step *win;
+	int nd = (int)s->ndevs, dev_flops = 0;
+
+	resolve_models(s);
+	for (int d = 0; d < nd; d++) {
+		for (int k = 0; k < 3; k++)
+			nd_ivset_norm(&s->devs[d].cat[k]);
+	}
+	nd_ivset_norm(&s->host);
+	nd_ivset_norm(&s->hostcomm);
+	/* Per-device sets serve -d and single-device sources; otherwise
+	 * they are merged into the unions and freed. */
+	for (int d = 0; d < nd; d++) {
+		struct dev *dv = &s->devs[d];
+
+		if (s->o.per_device || nd == 1) {
+			nd_ivset_add_set(&dv->wait, &dv->cat[ND_CAT_COMM]);
+			nd_ivset_add_set(&dv->wait, &s->hostcomm);
+			nd_ivset_norm(&dv->wait);
+		}
+		if (nd > 1 && !s->o.per_device)
+			for (int k = 0; k < 3; k++) {
+				nd_ivset_add_set(&s->uni[k], &dv->cat[k]);
+				nd_ivset_free(&dv->cat[k]);
+			}
+	}
+	if (nd > 1 && !s->o.per_device) {
+		for (int k = 0; k < 3; k++)
+			nd_ivset_norm(&s->uni[k]);
+		nd_ivset_add_set(&s->uniwait, &s->uni[ND_CAT_COMM]);
+		nd_ivset_add_set(&s->uniwait, &s->hostcomm);
+		nd_ivset_norm(&s->uniwait);
+	}
+	for (int d = 0; d < nd; d++)
+		nd_sort(s->devs[d].k.fl, s->devs[d].k.nfl, sizeof(struct flop),
+		    flop_cmp, NULL);
+	nd_sort(s->hk.fl, s->hk.nfl, sizeof(struct flop), flop_cmp, NULL);
+
+	build_windows(s);
+	/* Copy the windows aside: records are rebuilt in s->out. */
+	nwin = s->nout;
+	win = nd_xmalloc((nwin ? nwin : 1) * sizeof *win);
+	if (nwin > 0)
+		memcpy(win, s->out, nwin * sizeof *win);
+	s->nout = 0;
+	if (!s->o.per_device) {
+		/* per step number: the union of the scopes' windows */
+		for (size_t i = 0; i < nwin; i++) {
+			nd_step *o = NULL;
+
+			for (size_t j = 0; j < s->nout; j++)
+				if (s->out[j].num == win[i].num) {
+					o = &s->out[j];
+					break;
+				}
+			if (o == NULL) {
+				o = new_out(s);
+				*o = win[i];
+				o->dev = -1;
+				continue;
+			}
+			if (win[i].ts < o->ts) {
+				o->dur += o->ts - win[i].ts;
+				o->ts = win[i].ts;
+			}
+			if (win[i].ts + win[i].dur > o->ts + o->dur)
+				o->dur = win[i].ts + win[i].dur - o->ts;
+		}
+	} else {
+		for (size_t i = 0; i < nwin; i++) {
+			if (win[i].dev >= 0 || !nd_steps_has_devices(s)) {
+				*new_out(s) = win[i];
+				continue;
+			}
+			for (int d = 0; d < nd; d++) {
+				nd_step *o;
+
+				if (s->devs[d].nops == 0)
+					continue;
+				o = new_out(s);
+				*o = win[i];
+				o->dev = d;
+			}
+		}
+	}
+	free(win);
+	nd_map64_free(s->nums);
+	s->nums = nd_map64_new();
+	for (size_t i = 0; i < s->nout; i++) {
+		int isnew;
+
+		nd_map64_put(s->nums, (uint64_t)s->out[i].num, &isnew);
+	}
+	for (int d = 0; d < nd; d++)
+		dev_flops |= s->devs[d].k.has_flops;
+
+	for (size_t i = 0; i < s->nout; i++) {
+		nd_step *o = &s->out[i];
+		const nd_ivset *cat[ND_NCAT];
+		const nd_ivset *wait;
+		int64_t lo = o->ts, hi = o->ts + o->dur;
+		int d0 = o->dev, d1 = o->dev + 1;
+
+		if (o->dev < 0) {
+			d0 = 0;
+			d1 = nd;
+		}
+		if (o->dev >= 0 || nd == 1) {
+			const struct dev *dv = &s->devs[o->dev >= 0 ? o->dev : 0];
+
+			for (int k = 0; k < 3; k++)
+				cat[k] = &dv->cat[k];
+			wait = &dv->wait;
+		} else if (nd > 1) {
+			for (int k = 0; k < 3; k++)
+				cat[k] = &s->uni[k];
+			wait = &s->uniwait;
+		} else {
+			for (int k = 0; k < 3; k++)
+				cat[k] = NULL;
+			wait = &s->hostcomm;
+		}
+		cat[ND_CAT_HOST] = &s->host;
+		nd_iv_breakdown(cat, lo, hi, &o->bd);
+		o->wait_ns = nd_ivset_measure(wait, lo, hi);
+		o->ndev = 0;
+		for (int d = d0; d < d1; d++)
+			o->ndev += s->devs[d].nops > 0;
+		if (o->ndev == 0)
+			o->ndev = 1;
+		/* flops: device ops, else host ops (Kineto with_flops) */
+		if (dev_flops) {
+			o->has_flops = 1;
+			for (int d = d0; d < d1; d++)
+				o->flops += keyed_flops(s, &s->devs[d].k, o->num,
+				    lo, hi);
+		} else if (s->hk.has_flops && (o->dev < 0 || nd <= 1)) {
+			o->has_flops = 1;
+			o->flops = keyed_flops(s, &s->hk, o->num, lo, hi);
+		}
+		if (!nd_steps_has_devices(s))
+			o->peak_tflops = s->o.peak_tflops;
+		else
+			for (int d = d0; d < d1; d++) {
+				double p;
+
+				if (s->devs[d].nops == 0)
+					continue;
+				if ((p = dev_peak(s, d)) <= 0) {
+					o->peak_tflops = 0;
+					break;
+				}
+				o->peak_tflops += p;
+			}
+	}
+	nd_sort(s->out, s->nout, sizeof *s->out, step_cmp, NULL);
+	*out = s->out;
+	return s->nout;
+}
+
+const char *
+nd_steps_device(const nd_steps *s, int i, const char **model,
+    int *is_device)
+{
+	int ok = i >= 0 && (size_t)i < s->ndevs;
+
+	if (model != NULL)
+		*model = ok ? s->devs[i].model : NULL;
+	if (is_device != NULL)
+		*is_device = ok ? s->devs[i].is_device : 0;
+	return ok ? s->devs[i].key : NULL;
+}
+
+uint32_t
+nd_steps_ndevices(const nd_steps *s)
+{
+	return (uint32_t)s->ndevs;
+}
+
+int
+nd_steps_has_devices(const nd_steps *s)
+{
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (s->devs[i].nops > 0)
+			return 1;
+	return 0;
+}
+
+/* ---- statistics ---- */
+
+static int
+i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* nearest rank: the ceil(q n)-th smallest of sorted v (n > 0) */
+static int64_t
+rank_q(const int64_t *v, size_t n, double q)
+{
+	size_t r = (size_t)ceil(q * (double)n - 1e-9);
+
+	if (r < 1)
+		r = 1;
+	if (r > n)
+		r = n;
+	return v[r - 1];
+}
+
+void
+nd_stat_of(const int64_t *dur, size_t n, nd_stat *st)
+{
+	int64_t *v;
+	long double sum = 0, ss = 0, mean;
+
+	memset(st, 0, sizeof *st);
+	if (n == 0)
+		return;
+	v = nd_xmalloc(n * sizeof *v);
+	memcpy(v, dur, n * sizeof *v);
+	qsort(v, n, sizeof *v, i64_cmp);
+	for (size_t i = 0; i < n; i++) {
+		sum += v[i];
+		st->total += v[i];
+	}
+	mean = sum / (long double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += ((long double)v[i] - mean) * ((long double)v[i] - mean);
+	st->count = n;
+	st->mean = (int64_t)llroundl(mean);
+	st->stddev = (int64_t)llroundl(sqrtl(ss / (long double)n));
+	st->min = v[0];
+	st->max = v[n - 1];
+	st->median = rank_q(v, n, 0.5);
+	st->p90 = rank_q(v, n, 0.9);
+	free(v);
+}
+
+struct cls_ctx {
+	const int64_t *num, *dur;
+};
+
+static int
+by_dur(const void *a, const void *b, void *ctx)
+{
+	const struct cls_ctx *c = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (c->dur[x] != c->dur[y])
+		return c->dur[x] < c->dur[y] ? -1 : 1;
+	return (c->num[x] > c->num[y]) - (c->num[x] < c->num[y]);
+}
+
+static void
+fill_class(nd_step_class *c, const char *name, const int64_t *num,
+    const int64_t *dur, const size_t *idx, size_t first, size_t n)
+{
+	int64_t *d = nd_xmalloc(n * sizeof *d), *k;
+	int64_t best = INT64_MAX;
+
+	memset(c, 0, sizeof *c);
+	c->name = name;
+	c->first = first;
+	c->n = n;
+	for (size_t i = 0; i < n; i++)
+		d[i] = dur[idx[first + i]];
+	nd_stat_of(d, n, &c->st);
+	/* representative: closest to the median, the earliest on ties */
+	for (size_t i = 0; i < n; i++) {
+		int64_t dist = llabs(d[i] - c->st.median);
+		int64_t sn = num[idx[first + i]];
+
+		if (dist < best || (dist == best && sn < c->representative)) {
+			best = dist;
+			c->representative = sn;
+		}
+	}
+	/* periodicity: evenly spaced numbers, spacing >= 2 */
+	k = d;		/* reuse for the sorted numbers */
+	for (size_t i = 0; i < n; i++)
+		k[i] = num[idx[first + i]];
+	qsort(k, n, sizeof *k, i64_cmp);
+	if (n >= 2 && k[1] - k[0] >= 2) {
+		int64_t p = k[1] - k[0];
+		size_t i;
+
+		for (i = 2; i < n; i++)
+			if (k[i] - k[i - 1] != p)
+				break;
+		if (i == n) {
+			c->has_period = 1;
+			c->period = p;
+			c->phase = ((k[0] % p) + p) % p;
+		}
+	}
+	free(d);
+}
+
+void
+nd_step_classify(const int64_t *num, const int64_t *dur, size_t n,
+    nd_step_classes *out)
+{
+	struct cls_ctx ctx = { num, dur };
+	size_t *idx, best_k = 0;
+	double *x, tot = 0, tot2 = 0, best = INFINITY, sse_all;
+
+	memset(out, 0, sizeof *out);
+	idx = nd_xmalloc((n ? n : 1) * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	nd_sort(idx, n, sizeof *idx, by_dur, &ctx);
+	out->idx = idx;
+	if (n == 0) {
+		out->nclass = 0;
+		return;
+	}
+	x = nd_xmalloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++) {
+		x[i] = log((double)(dur[idx[i]] > 1 ? dur[idx[i]] : 1));
+		tot += x[i];
+		tot2 += x[i] * x[i];
+	}
+	sse_all = tot2 - tot * tot / (double)n;
+	if (n >= ND_CLASS_MIN_STEPS && sse_all > 1e-12) {
+		double s1 = 0, q1 = 0;
+
+		for (size_t k = 1; k < n; k++) {
+			double s2, q2, sse;
+
+			s1 += x[k - 1];
+			q1 += x[k - 1] * x[k - 1];
+			s2 = tot - s1;
+			q2 = tot2 - q1;
+			sse = (q1 - s1 * s1 / (double)k) +
+			    (q2 - s2 * s2 / (double)(n - k));
+			if (sse < best) {
+				best = sse;
+				best_k = k;
+			}
+		}
+		out->r2 = 1 - best / sse_all;
+		if (out->r2 < 0)
+			out->r2 = 0;
+		if (out->r2 > 1)
+			out->r2 = 1;
+		out->gap = dur[idx[best_k - 1]] > 0 ?
+		    (double)dur[idx[best_k]] / (double)dur[idx[best_k - 1]] :
+		    INFINITY;
+	}
+	free(x);
+	if (best_k > 0) {
+		nd_step_class l, h;
+
+		fill_class(&l, "light", num, dur, idx, 0, best_k);
+		fill_class(&h, "heavy", num, dur, idx, best_k, n - best_k);
+		out->ratio = l.st.median > 0 ?
+		    (double)h.st.median / (double)l.st.median : INFINITY;
+		if (out->r2 >= ND_CLASS_MIN_R2 && out->gap >= ND_CLASS_MIN_GAP &&
+		    out->ratio >= ND_CLASS_MIN_RATIO) {
+			out->nclass = 2;
+			out->c[0] = l;
+			out->c[1] = h;
+			return;
+		}
+	}
+	out->nclass = 1;
+	fill_class(&out->c[0], "typical", num, dur, idx, 0, n);
+	out->c[0].has_period = 0;
+}
+
+void
+nd_step_classes_free(nd_step_classes *c)
+{
+	free(c->idx);
+	c->idx = NULL;
+}
+
+void
+nd_step_straggler(const nd_rank_step *r, size_t n, int abs,
+    nd_straggler *out)
+{
+	int64_t *ready, med, second = INT64_MIN;
+
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return;
+	ready = nd_xmalloc(n * sizeof *ready);
+	out->dur_min = INT64_MAX;
+	out->dur_max = INT64_MIN;
+	for (size_t i = 0; i < n; i++) {
+		int64_t dur = r[i].end - r[i].start;
+		int64_t end = abs ? r[i].end : dur;
+		int64_t lend = abs ? r[out->last].end :
+		    r[out->last].end - r[out->last].start;
+
+		ready[i] = end - r[i].wait;
+		if (ready[i] > ready[out->straggler])
+			out->straggler = i;
+		if (end > lend)
+			out->last = i;
+		if (dur < out->dur_min)
+			out->dur_min = dur;
+		if (dur > out->dur_max)
+			out->dur_max = dur;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t end = abs ? r[i].end : r[i].end - r[i].start;
+
+		if (i != out->last && end > second)
+			second = end;
+	}
+	if (n > 1) {
+		int64_t lend = abs ? r[out->last].end :
+		    r[out->last].end - r[out->last].start;
+
+		out->last_by_ns = lend - second;
+	}
+	if (abs) {
+		int64_t lo = r[0].end, hi = r[0].end;
+
+		for (size_t i = 1; i < n; i++) {
+			if (r[i].end < lo)
+				lo = r[i].end;
+			if (r[i].end > hi)
+				hi = r[i].end;
+		}
+		out->end_spread = hi - lo;
+	}
+	/* lag behind the median ready time (nearest rank, lower middle) */
+	{
+		int64_t rs = ready[out->straggler];
+
+		qsort(ready, n, sizeof *ready, i64_cmp);
+		med = ready[(n - 1) / 2];
+		out->lag_ns = rs - med;
+	}
+	free(ready);
+}

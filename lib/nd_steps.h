@@ -1,0 +1,221 @@
+/*
+ * nd_steps: training steps in a stream -- how they are detected, the time
+ * breakdown of each step window, and the statistics over steps (summary,
+ * light/heavy classes, periodicity, stragglers).  Used by trace-steps(1)
+ * and trace-gaps(1) (--within-steps), and meant for trace-report.
+ * trace-steps(1) is the reference for every rule stated here.
+ *
+ * What a span is to the step analysis (nd_span_role):
+ *   device op      nd_span_kind() == ND_KIND_DEVICE (nd_nest.h), with
+ *                  dur_ns > 0; its category by `class`: communication and
+ *                  stall (a device-side wait: TPU barrier-cores,
+ *                  dependency-wait) -> ND_CAT_COMM, memory -> ND_CAT_MEMORY,
+ *                  anything else or absent -> ND_CAT_COMPUTE.
+ *   step marker    see below; never host activity.
+ *   host activity  any other span of kind ND_KIND_HOST with dur_ns > 0,
+ *                  except containers that say where the host is rather
+ *                  than that it works: Python stack frames (`cat`
+ *                  python_function or `family` python), Kineto
+ *                  record_function ranges (`cat` user_annotation) and
+ *                  spans of `class` other (metadata planes).
+ *
+ * Step markers, strongest first; in each source the strongest kind present
+ * decides the steps and the others are ignored:
+ *   ND_SM_REGEX      --step-regex RE matches the span name (host or device
+ *                    lines); the number is the first capture group, else
+ *                    args.step_num, else the last run of digits in the name,
+ *                    else the order of start (1, 2, ...);
+ *   ND_SM_STEPSLINE  XPlane: a span on the "Steps" line of a /device:
+ *                    process, named with the step number (else
+ *                    args.step_num, args.group_id); one window per device;
+ *   ND_SM_PROFILER   PyTorch: a host span named "ProfilerStep#N" (Kineto
+ *                    cat user_annotation / cpu_op / Operator, or none in the
+ *                    legacy format); the device-side copy
+ *                    (gpu_user_annotation) is ignored;
+ *   ND_SM_STEPNUM    JAX/TensorFlow StepTraceAnnotation: a host span with an
+ *                    integer args.step_num (usually named "train");
+ *   ND_SM_OPSTEP     none of the above: the `step` key of device ops; a
+ *                    step's window runs from its first op's start to its
+ *                    last op's end.
+ * Markers on device processes give one window per device; host markers
+ * one per source.  Several markers with the same number in one scope
+ * (threads, devices) make one window from the first start to the last end.
+ */
+#ifndef ND_STEPS_H
+#define ND_STEPS_H
+
+#include "nd_event.h"
+#include "nd_interval.h"
+#include "nd_buf.h"
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	ND_SM_NONE = 0, ND_SM_OPSTEP, ND_SM_STEPNUM, ND_SM_PROFILER,
+	ND_SM_STEPSLINE, ND_SM_REGEX
+};
+/* "op_step", "step_num", "profiler_step", "steps_line", "regex". */
+const char *nd_sm_name(int marker);
+
+/* Roles of a span. */
+enum { ND_ROLE_NONE = 0, ND_ROLE_DEVICE, ND_ROLE_HOST, ND_ROLE_MARKER };
+
+typedef struct nd_span_role {
+	int role;		/* ND_ROLE_* */
+	int kind;		/* nd_span_kind() */
+	int cat;		/* device op: ND_CAT_COMPUTE/COMM/MEMORY */
+	int marker;		/* ND_ROLE_MARKER: ND_SM_* */
+	int has_num;		/* marker: the step number is known */
+	int64_t num;		/* marker: step number */
+	int comm;		/* host activity of class communication */
+	int sync;		/* a host span (of any role but marker) that waits
+				 * for the device: *Synchronize, cuda_sync,
+				 * block_until_ready, BlockHostUntilReady */
+} nd_span_role;
+
+/* What ev (a span) is; re: the --step-regex, or NULL. */
+void nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r);
+
+/* The device a span belongs to, as a key: `device`, else `process`, else
+ * "pid N"; appended to b (which is reset first). */
+void nd_span_device_key(const nd_event *ev, nd_buf *b);
+
+/* Lightweight marker ops that trace-gaps(1) looks past to find the payload:
+ * iota, constant, bitcast, get-tuple-element, parameter, tuple, after-all
+ * (with any ".N" suffixes) and copy-start*, copy-done*. */
+int nd_op_is_light(const char *name, size_t n);
+
+/* --- collecting one source --- */
+
+typedef struct nd_steps nd_steps;
+
+typedef struct nd_steps_opts {
+	const regex_t *re;	/* --step-regex, or NULL */
+	int per_device;		/* one record per device */
+	double peak_tflops;	/* > 0: overrides the table */
+	int flops;		/* collect flops (MFU) */
+	int markers_only;	/* only step windows (nd_steps_windows) */
+} nd_steps_opts;
+
+/* One step window (a step record of trace-steps(1)). */
+typedef struct nd_step {
+	int64_t num;		/* step number */
+	int64_t ts, dur;	/* window, ns from the source origin */
+	int marker;		/* ND_SM_* that defined it */
+	int dev;		/* device index (nd_steps_device), -1: all */
+	uint32_t ndev;		/* devices in the window's domain */
+	nd_breakdown bd;	/* parts add up to dur */
+	int64_t wait_ns;	/* time any communication ran (device or host) */
+	int has_flops;
+	double flops;		/* summed op flops (model_flops if present) */
+	double peak_tflops;	/* summed peak of the domain; 0: unknown */
+} nd_step;
+
+nd_steps *nd_steps_new(const nd_steps_opts *o);
+void nd_steps_free(nd_steps *s);
+/* A meta record of the source: device names (see trace-steps(1)). */
+void nd_steps_meta(nd_steps *s, const nd_event *meta);
+/* A span of the current source and its role. */
+void nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r);
+/* The source is complete: compute its steps, sorted by (device, start).
+ * The array stays valid until nd_steps_reset. */
+size_t nd_steps_finish(nd_steps *s, const nd_step **out);
+/* Device index i of the current source: its key (nd_span_device_key);
+ * *model its model name when known (else NULL); *is_device 1 when the key
+ * is the spans' `device` (0: their process or pid).  Either may be NULL. */
+const char *nd_steps_device(const nd_steps *s, int i, const char **model,
+    int *is_device);
+uint32_t nd_steps_ndevices(const nd_steps *s);
+/* 1 when the source had device ops. */
+int nd_steps_has_devices(const nd_steps *s);
+/* Forget the source (next one begins). */
+void nd_steps_reset(nd_steps *s);
+
+/* The step windows of the source by marker only (no breakdown), for
+ * trace-gaps --within-steps: dev -1 for host markers, else the device
+ * index; ts/dur/num/marker filled. */
+size_t nd_steps_windows(nd_steps *s, const nd_step **out);
+
+/* --- statistics over steps --- */
+
+/* Summary statistics of n durations (ns).  median and p90 follow the
+ * nearest-rank definition (the ceil(q n)-th smallest); mean and stddev
+ * (population, divided by n) are rounded to whole ns. */
+typedef struct nd_stat {
+	uint64_t count;
+	int64_t mean, median, p90, min, max, stddev, total;
+} nd_stat;
+void nd_stat_of(const int64_t *dur, size_t n, nd_stat *st);
+
+/*
+ * Step classes.  Rule (trace-steps(1), CLASSES): with at least
+ * ND_CLASS_MIN_STEPS steps, split the sorted log durations at the point
+ * that minimises the within-group sum of squares (optimal 1-D two-means).
+ * The split is real when all of:
+ *   it explains at least ND_CLASS_MIN_R2 of the variance of the logs;
+ *   lightest heavy / heaviest light >= ND_CLASS_MIN_GAP;
+ *   heavy median / light median >= ND_CLASS_MIN_RATIO.
+ * Then classes "light" and "heavy", else one class "typical".  A class's
+ * representative step is the one whose duration is closest to the class
+ * median (the earliest on ties).  Periodicity: when the heavy steps are at
+ * least two and their numbers are evenly spaced by k >= 2, period k and
+ * phase (first heavy number mod k); else no period.
+ */
+#define ND_CLASS_MIN_STEPS 4
+#define ND_CLASS_MIN_R2 0.8
+#define ND_CLASS_MIN_GAP 1.15
+#define ND_CLASS_MIN_RATIO 1.25
+
+typedef struct nd_step_class {
+	const char *name;	/* "typical", "light", "heavy" */
+	nd_stat st;
+	int64_t representative;	/* step number */
+	size_t first, n;	/* members: idx[first .. first + n) */
+	int has_period;
+	int64_t period, phase;
+} nd_step_class;
+
+typedef struct nd_step_classes {
+	int nclass;		/* 1 or 2 */
+	nd_step_class c[2];
+	double r2, gap, ratio;	/* the split's figures (best split) */
+	size_t *idx;		/* indexes into the input, by class, then by
+				 * duration; caller frees */
+} nd_step_classes;
+
+/* Classify steps (num[i], dur[i]), i < n. */
+void nd_step_classify(const int64_t *num, const int64_t *dur, size_t n,
+    nd_step_classes *out);
+void nd_step_classes_free(nd_step_classes *c);
+
+/*
+ * Stragglers across ranks (trace-steps(1), --ranks).  For one step number,
+ * each rank's window [start, end) and wait (nd_step.wait_ns).  A rank is
+ * ready when its own work is done: end - wait.  The straggler is the rank
+ * ready last (the others wait for it in their collectives); `lag` is how
+ * much later it is ready than the median ready time of all ranks (the
+ * lower middle for an even count).  With
+ * absolute clocks (every source has a nonzero origin_ns) start/end are
+ * compared in epoch time; otherwise each rank's times count from its own
+ * step start, i.e. the ranks are compared by their busy time dur - wait.
+ */
+typedef struct nd_rank_step {
+	int64_t rank;		/* rank, or source index when unknown */
+	int64_t start, end;	/* absolute ns when abs, else relative */
+	int64_t wait;
+} nd_rank_step;
+
+typedef struct nd_straggler {
+	size_t straggler;	/* index into the input */
+	int64_t lag_ns;		/* ready - median ready */
+	size_t last;		/* index of the rank that ends last */
+	int64_t last_by_ns;	/* its end - the next latest end */
+	int64_t dur_min, dur_max, end_spread;	/* end_spread: abs only */
+} nd_straggler;
+
+void nd_step_straggler(const nd_rank_step *r, size_t n, int abs,
+    nd_straggler *out);
+
+#endif
