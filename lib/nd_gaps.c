@@ -781,7 +781,8 @@ device_where(nd_gaps *g, int host)
 	if (ndev > g->capdw)
 		nd_grow(&g->dw, &g->capdw, ndev, sizeof *g->dw);
 	g->ndw = ndev;
-	memset(g->dw, 0, ndev * sizeof *g->dw);
+	if (ndev > 0)
+		memset(g->dw, 0, ndev * sizeof *g->dw);
 	seen = nd_xcalloc(ndev ? ndev : 1, 1);
 	for (size_t i = 0; i < g->ntls; i++) {
 		const struct tl *t = &g->tls[i];

@@ -1,0 +1,166 @@
+/*
+ * trace-report: a deterministic root-cause report of an ndtrace stream, in
+ * Markdown, JSON or self-contained HTML (see trace-report(1)).  The work is
+ * lib/nd_report.c; this file reads options and the stream.
+ */
+#include "nd_cli.h"
+#include "nd_out.h"
+#include "nd_report.h"
+#include "nd_stream.h"
+#include "nd_util.h"
+
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage_text[] =
+"usage: trace-report [-hV] [-o file] [-k N] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--unordered] [--list-thresholds] [file ...]\n"
+"  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
+"  -k, --top N            rows per table (default 10; 0: all)\n"
+"  -t, --threshold ID=V   threshold of finding ID in percent (repeatable)\n"
+"      --list-thresholds  print the finding rules and their defaults and exit\n"
+"  -w, --warmup N         steps left out of the steady state (default 1)\n"
+"      --drop-last        leave the last step out of the steady state too\n"
+"  -x, --step-regex RE    steps are the spans whose name matches RE\n"
+"      --json             one JSON document instead of Markdown\n"
+"      --html             one self-contained HTML page with charts\n"
+"      --stamp            add the time of generation (output then differs)\n"
+"      --unordered        accept timelines out of start order (more memory)\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show the version and exit\n";
+
+enum { OPT_DROP_LAST = 256, OPT_JSON, OPT_HTML, OPT_STAMP, OPT_UNORDERED,
+	OPT_LIST };
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, 'k' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "list-thresholds", no_argument, NULL, OPT_LIST },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "drop-last", no_argument, NULL, OPT_DROP_LAST },
+		{ "step-regex", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "html", no_argument, NULL, OPT_HTML },
+		{ "stamp", no_argument, NULL, OPT_STAMP },
+		{ "unordered", no_argument, NULL, OPT_UNORDERED },
+		ND_CLI_STD_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *outpath = NULL;
+	const char **thr = NULL;
+	size_t nthr = 0;
+	int c, fmt = 0, stamp = 0, list = 0;
+	regex_t re;
+	int has_re = 0;
+	char stampbuf[128];
+	nd_report_opts ro;
+	nd_report *r;
+	nd_stream *st;
+	nd_event ev;
+	nd_out *o;
+
+	nd_init(argv[0]);
+	memset(&ro, 0, sizeof ro);
+	ro.top = 10;
+	ro.warmup = 1;
+	thr = nd_xcalloc((size_t)argc + 1, sizeof *thr);
+	while ((c = getopt_long(argc, argv, "hVk:o:t:w:x:", opts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			nd_cli_help(usage_text);
+		case 'V':
+			nd_cli_version();
+		case 'k':
+			ro.top = (int)nd_cli_int("--top", optarg, 0, 1000000);
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 't':
+			thr[nthr++] = optarg;
+			break;
+		case 'w':
+			ro.warmup = nd_cli_int("--warmup", optarg, 0,
+			    1000000000);
+			break;
+		case 'x':
+			if (has_re)
+				regfree(&re);
+			if (regcomp(&re, optarg, REG_EXTENDED) != 0)
+				nd_die(2, "invalid --step-regex: '%s'", optarg);
+			has_re = 1;
+			break;
+		case OPT_DROP_LAST:
+			ro.drop_last = 1;
+			break;
+		case OPT_JSON:
+			fmt = 1;
+			break;
+		case OPT_HTML:
+			fmt = 2;
+			break;
+		case OPT_STAMP:
+			stamp = 1;
+			break;
+		case OPT_UNORDERED:
+			ro.unordered = 1;
+			break;
+		case OPT_LIST:
+			list = 1;
+			break;
+		default:
+			nd_cli_usage(usage_text);
+		}
+	argc -= optind;
+	argv += optind;
+	if (list) {
+		const nd_report_rule *ru = nd_report_rules();
+
+		for (; ru->id != NULL; ru++)
+			printf("%s\t%g\t%s\n", ru->id, ru->def, ru->what);
+		free(thr);
+		return fflush(stdout) == 0 ? 0 : 2;
+	}
+	ro.re = has_re ? &re : NULL;
+	if (stamp) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(stampbuf, sizeof stampbuf,
+		    "Generated %Y-%m-%dT%H:%M:%SZ.", &tm);
+		ro.stamp = stampbuf;
+	}
+	r = nd_report_new(&ro);
+	for (size_t i = 0; i < nthr; i++)
+		if (nd_report_set_threshold(r, thr[i]) != 0)
+			nd_die(2, "invalid value for --threshold: '%s' (see "
+			    "--list-thresholds)", thr[i]);
+	free(thr);
+	st = nd_stream_open(argv, argc);
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev))
+		nd_report_event(r, &ev, nd_stream_meta(st, ev.source));
+	nd_report_finish(r);
+	o = nd_out_open(outpath);
+	if (fmt == 1)
+		nd_report_json(r, nd_out_buf(o));
+	else if (fmt == 2)
+		nd_report_html(r, nd_out_buf(o));
+	else
+		nd_report_markdown(r, nd_out_buf(o));
+	nd_out_close(o);
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	nd_report_free(r);
+	if (has_re)
+		regfree(&re);
+	return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * nd_report: the root-cause report of trace-report(1), built in one pass
+ * over an ndtrace stream from the modules of the analysis programs:
+ *
+ *   steps, breakdown, statistics, classes, stragglers   nd_steps (as
+ *       trace-steps -s -r: one nd_steps per source for the step windows,
+ *       a second one per device for the per-device breakdown)
+ *   exclusive time, top ops, families, collectives      nd_nest + nd_agg
+ *       (as trace-topk: device ops, or every span when there is none)
+ *   regions                                             the same exclusive
+ *       times summed over every prefix of `scope` (as trace-regions)
+ *   idle gaps, payload, cause                           nd_gaps (as
+ *       trace-gaps at the default device level)
+ *   memory peak                                         nd_mem (as trace-mem,
+ *       without span attribution: only samples are fed to it)
+ *
+ * Usage: nd_report_new(), nd_report_event() for every record of a stream in
+ * order, nd_report_finish(), then any of the writers.  The writers are
+ * deterministic: the same input gives the same bytes (sorting breaks every
+ * tie by name).  Thresholds of the findings are named by a stable rule id
+ * (nd_report_rules) and set in percent with nd_report_set_threshold.
+ *
+ * Ownership: the report owns everything it computed; strings it returns are
+ * valid until nd_report_free.
+ */
+#ifndef ND_REPORT_H
+#define ND_REPORT_H
+
+#include "nd_buf.h"
+#include "nd_event.h"
+#include "nd_stream.h"
+
+#include <regex.h>
+#include <stdint.h>
+
+#define ND_REPORT_SCHEMA "ndtrace-report/1"
+
+typedef struct nd_report nd_report;
+
+typedef struct nd_report_opts {
+	int top;		/* table rows (0: all) */
+	int64_t warmup;		/* steps left out of the steady state */
+	int drop_last;
+	const regex_t *re;	/* --step-regex, or NULL */
+	int unordered;		/* buffer timelines (input in any order) */
+	const char *stamp;	/* a generation line to print, or NULL */
+} nd_report_opts;
+
+/* A finding rule: id, default threshold (percent), what it measures. */
+typedef struct nd_report_rule {
+	const char *id;
+	double def;
+	const char *what;
+} nd_report_rule;
+
+/* The rule table, terminated by an entry with id NULL. */
+const nd_report_rule *nd_report_rules(void);
+
+nd_report *nd_report_new(const nd_report_opts *o);
+void nd_report_free(nd_report *r);
+/* "ID=VALUE" (percent).  0, or -1 when ID is unknown or VALUE malformed. */
+int nd_report_set_threshold(nd_report *r, const char *spec);
+/* Every record of the stream, in order; si is the record's source. */
+void nd_report_event(nd_report *r, const nd_event *ev,
+    const nd_source_info *si);
+/* After the last record. */
+void nd_report_finish(nd_report *r);
+
+void nd_report_markdown(nd_report *r, nd_buf *out);
+void nd_report_json(nd_report *r, nd_buf *out);
+void nd_report_html(nd_report *r, nd_buf *out);
+
+#endif
