@@ -159,10 +159,6 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 @test "real fixtures: every report has every section" {
 	need_fixtures
 	for f in "$FIXTURES"/chrome/*.json* "$FIXTURES"/xplane/*.pb; do
-		# lib/nd_gaps.c device_where() passes NULL to memset when a
-		# source has no device (UBSan stops trace-gaps too): reported,
-		# skipped under the sanitizers until nd_gaps is fixed
-		[ -n "${ND_ASAN:-}" ] && case "$f" in *xprof_handwritten*) continue ;; esac
 		case "$f" in
 		*.pb) xplane2ndjson "$f" > "$T/f.ndjson" 2>/dev/null ;;
 		*) chrome2ndjson "$f" > "$T/f.ndjson" 2>/dev/null ;;
@@ -177,7 +173,7 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 	list="chrome/hta_alexnet.json.gz chrome/xprof_handwritten_trace.json
 	    chrome/tracelens_h100_qwen.json.gz chrome/hta_sampled_rank-0.json.gz
 	    xplane/tpu_inference_4core.xplane.pb xplane/tf_gpu_8gpu_worker.xplane.pb"
-	# under the sanitizers (slow; see above for xprof_handwritten) two of them
+	# under the sanitizers (slow) two of them
 	[ -z "${ND_ASAN:-}" ] ||
 	    list="chrome/hta_alexnet.json.gz xplane/tpu_inference_4core.xplane.pb"
 	for f in $list; do
