@@ -1,0 +1,2895 @@
+/*
+ * chrome2ndjson: Chrome/Perfetto/Kineto trace JSON -> ndtrace stream.
+ *
+ * Two passes over each input, because a Chrome trace is not ordered and
+ * what a record needs (process names, the clock origin, the launching op of
+ * a GPU kernel, the enclosing ProfilerStep) may come anywhere in the file:
+ *
+ *  1. nd_chrome streams the document; every event is validated, decoded
+ *     into a 48-byte `rec` appended to the array of its timeline, and its
+ *     args (minified, with any non-standard top-level member folded in) go
+ *     to an nd_spool (memory, then an unlinked temporary file).  Names,
+ *     categories and pid/tid strings are interned.
+ *  2. per timeline: B/E and async b/e pairs are matched, records sorted
+ *     (nd_sort: ts ascending, longer first, parents first on full ties),
+ *     and the nesting walked to give each record its `scope` and `step`;
+ *     host launches (args.correlation) are collected, then device ops take
+ *     the scope and step of their launch.  Records are written in an order
+ *     close to the file's (a merge of the sorted timelines by file
+ *     position), which keeps reads of the spool nearly sequential.
+ *
+ * The rules (what is a scope element, the origin, skipped vs fatal) are
+ * documented in chrome2ndjson(1); keep the two in step.
+ */
+#include "nd_chrome.h"
+#include "nd_classify.h"
+#include "nd_cli.h"
+#include "nd_event.h"
+#include "nd_hash.h"
+#include "nd_in.h"
+#include "nd_json.h"
+#include "nd_out.h"
+#include "nd_scope.h"
+#include "nd_sort.h"
+#include "nd_spool.h"
+#include "nd_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+static const char usage_text[] =
+"usage: chrome2ndjson [-hqV] [--no-args] [--no-flows] [-o file] [--rank n] "
+    "[--rules file] [file ...]\n"
+"  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
+"      --rank N       rank for inputs without distributedInfo.rank\n"
+"      --rules FILE   classification rules (TSV, see trace-classify(1))\n"
+"      --no-args      leave out the args of every record\n"
+"      --no-flows     do not write flow records (count them as skipped)\n"
+"  -q, --quiet        do not print warnings on stderr\n"
+"  -h, --help         show this help and exit\n"
+"  -V, --version      show the version and exit\n";
+
+#define NONE32 UINT32_MAX
+#define NOSTEP INT32_MIN
+#define LIM62 ((int64_t)1 << 62)
+#define LIM53 ((int64_t)1 << 53)
+#define ARGS_NONE UINT64_MAX
+#define ARGS_LONG 0xffffffu	/* length field: true length prefixed */
+
+struct opts {
+	int has_rank;
+	int64_t rank;
+	const nd_rules *rules;
+	int quiet, no_args, no_flows;
+};
+
+/* ---------- records and tables ---------- */
+
+enum { K_SPAN, K_B, K_E, K_INSTANT, K_COUNTER, K_FLOW, K_DEAD };
+enum {
+	F_CORR = 1,		/* corr holds args.correlation */
+	F_STRID = 2,		/* flow: corr is a string id */
+	F_FS = 0x10, F_FT = 0x20, F_FF = 0x30,	/* flow phase */
+	F_FMASK = 0x30
+};
+
+/* One event between the passes (48 bytes). */
+typedef struct rec {
+	int64_t ts;		/* ns as written; origin applied on output */
+	int64_t dur;		/* ns (spans) */
+	uint64_t args;		/* spool offset << 24 | length, or ARGS_NONE */
+	int64_t corr;		/* correlation / flow id; after the walk of a
+				 * non-flow record: scope << 32 | (u32)step */
+	uint32_t op;
+	uint32_t seq;		/* position in traceEvents */
+	uint8_t kind, flags;
+} rec;
+
+enum {
+	OP_STEP = 1, OP_ANNOT = 2, OP_DEVICE = 4, OP_HOST = 8, OP_LAUNCHFLOW = 16
+};
+
+typedef struct op {
+	uint32_t name, cat, lname;	/* strs ids / cats id; NONE32 none */
+	uint32_t elem;		/* strs id of the scope element */
+	uint32_t tfscope;	/* scopes id from args.tf_op, NONE32 */
+	int32_t stepno;
+	uint8_t flags, tie;
+	uint64_t namej;		/* frags offset << 24 | length; 0 unset */
+} op;
+
+typedef struct proc {
+	int64_t key;		/* integer pid, or strs id when isstr */
+	uint8_t isstr;
+	int64_t pid;		/* assigned */
+	uint32_t name, labels;	/* strs ids of metadata, NONE32 */
+} proc;
+
+typedef struct tl {
+	uint32_t proc;
+	int64_t key;		/* integer tid or strs id */
+	uint8_t isstr, async, has_device, has_host, has_be;
+	uint32_t acat, aid;	/* async: cats id, strs id of the id */
+	int64_t tid;		/* assigned */
+	uint32_t thread_name;	/* strs id, NONE32 */
+	int32_t devno;		/* smallest args.device, -1 none */
+	rec *v;
+	size_t n, cap, pos;
+	nd_buf frag;		/* ,"pid":..,"tid":.. ... ,"rank":.. */
+} tl;
+
+enum skip_reason {
+	SK_NOT_OBJECT, SK_NO_PH, SK_BAD_PH, SK_UNSUPPORTED, SK_NO_TS, SK_BAD_TS,
+	SK_NO_DUR, SK_BAD_DUR, SK_NEG_DUR, SK_BAD_NAME, SK_BAD_PID, SK_BAD_TID,
+	SK_BAD_ARGS, SK_NO_ID, SK_UNMATCHED_B, SK_UNMATCHED_E,
+	SK_UNMATCHED_ASYNC_B, SK_UNMATCHED_ASYNC_E, SK_FLOW_DROPPED,
+	SK_TS_RANGE, SK_NREASONS
+};
+
+static const char *const skip_names[SK_NREASONS] = {
+	"not_an_object", "no_ph", "bad_ph", "unsupported_ph", "no_ts", "bad_ts",
+	"no_dur", "bad_dur", "negative_dur", "bad_name", "bad_pid", "bad_tid",
+	"bad_args", "no_id", "unmatched_B", "unmatched_E", "unmatched_b",
+	"unmatched_e", "flow_not_written", "ts_out_of_range"
+};
+
+typedef struct launch {
+	int64_t corr;
+	uint64_t packed;
+} launch;
+
+typedef struct stepiv {
+	int64_t ts, end;
+	int32_t n;
+} stepiv;
+
+typedef struct frame {
+	int64_t end;
+	uint32_t scope, elem;
+	int32_t step;
+} frame;
+
+typedef struct extra {
+	nd_jval k, v;
+} extra;
+
+/* Everything about one input. */
+typedef struct src {
+	const char *path;
+	const struct opts *o;
+	nd_chrome *ch;
+	nd_spool *spool;
+	nd_intern *strs, *cats, *scopes;
+	nd_intern *opkeys, *pkeys, *tlkeys, *joinkeys;
+	op *ops;
+	size_t nops, capops;
+	proc *procs;
+	size_t nprocs, capprocs;
+	tl *tls;
+	size_t ntls, captls;
+	uint32_t *joins;	/* joinkeys id -> scopes id */
+	size_t capjoins;
+	uint32_t *joinelem;	/* joinkeys id -> elem of the result */
+	uint64_t *catcount;
+	size_t capcat;
+	uint64_t phases[128];
+	uint64_t skipped[SK_NREASONS];
+	uint64_t nev, nmeta, nx, ntimed;
+	uint64_t spans, instants, counters, flows;
+	stepiv *steps;
+	size_t nsteps, capsteps;
+	launch *launches;
+	size_t nlaunches, caplaunches;
+	frame *frames;
+	size_t capframes;
+	extra *extras;
+	size_t capextras;
+	nd_jval *akeys;		/* names of the args members of this event */
+	size_t nakeys, capakeys;
+	nd_intern *kdict;	/* member names of args -> key tokens */
+	struct kcache {
+		const char *text;	/* "name": in kdict */
+		uint32_t len, id;
+	} kcache[512];
+	int64_t min_ts, max_ts;
+	int any_ts;
+	int64_t *devids;	/* deviceProperties[].id */
+	size_t ndevids, capdevids;
+	int has_base;
+	int64_t base_ns;
+	int has_rank;
+	int64_t rank;
+	int overflowed;
+	nd_buf header;		/* "key":value,... of other top-level members */
+	nd_buf warnings;	/* JSON strings, comma separated */
+	nd_buf scratch, scratch2;
+	nd_buf frags;		/* JSON fragments: names, scopes, classes */
+	uint64_t *scopej;	/* scopes id -> frags offset << 24 | length */
+	size_t capscopej;
+	nd_map64 *clsfrag;	/* op << 32 | tl -> frag */
+	/* last timeline lookup */
+	char lastp[64], lastt[64];
+	size_t lastpn, lasttn;
+	uint32_t lasttl;
+	char sha[65];
+} src;
+
+/* ---------- small helpers ---------- */
+
+static void
+warn_add(src *s, const char *fmt, ...) ND_PRINTF(2, 3);
+
+static void
+warn_add(src *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (s->warnings.len > 0)
+		nd_buf_addc(&s->warnings, ',');
+	nd_json_put_str(&s->warnings, msg, strlen(msg));
+	if (!s->o->quiet)
+		nd_warn("%s: %s", s->path, msg);
+}
+
+static uint32_t
+intern(nd_intern *t, const char *p, size_t n)
+{
+	return nd_intern_id(t, p, n);
+}
+
+/* Intern a validated string value, decoding escapes when present. */
+static uint32_t
+intern_jstr(src *s, nd_intern *t, const nd_jval *v)
+{
+	if (!v->esc)
+		return intern(t, v->raw + 1, v->len - 2);
+	nd_buf_reset(&s->scratch);
+	nd_json_unescape(v, &s->scratch);
+	return intern(t, s->scratch.p, s->scratch.len);
+}
+
+static const char *
+istr(const nd_intern *t, uint32_t id, size_t *n)
+{
+	return nd_intern_str(t, id, n);
+}
+
+/* ---------- fast walking of validated JSON ---------- */
+
+static const unsigned char ws_tab[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1
+};
+
+/* Ends of a number or literal inside a container. */
+static const unsigned char delim_tab[256] = {
+	[' '] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1, [','] = 1, ['}'] = 1,
+	[']'] = 1
+};
+
+static inline const char *
+skip_ws(const char *p)
+{
+	while (ws_tab[(unsigned char)*p])
+		p++;
+	return p;
+}
+
+/* p just after the opening quote of a valid string that ends before end;
+ * returns the byte after the closing quote, sets *esc on a backslash.
+ * Eight bytes at a time: the lowest flagged byte of the mask is exactly
+ * the first quote or backslash. */
+static inline const char *
+skip_str(const char *p, const char *end, int *esc)
+{
+	for (;;) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		while (end - p >= 8) {
+			uint64_t x, q, b, m;
+
+			memcpy(&x, p, 8);
+			q = x ^ 0x2222222222222222ULL;
+			b = x ^ 0x5c5c5c5c5c5c5c5cULL;
+			q = (q - 0x0101010101010101ULL) & ~q;
+			b = (b - 0x0101010101010101ULL) & ~b;
+			m = (q | b) & 0x8080808080808080ULL;
+			if (m != 0) {
+				p += __builtin_ctzll(m) >> 3;
+				goto special;
+			}
+			p += 8;
+		}
+#endif
+		while (*p != '"' && *p != '\\')
+			p++;
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+special:
+#endif
+		if (*p == '"')
+			return p + 1;
+		*esc = 1;
+		p += 2;
+	}
+}
+
+/* End of the valid value at p (no leading white space). */
+static const char *
+skip_val(const char *p, const char *end)
+{
+	int depth = 0, esc = 0;
+
+	switch (*p) {
+	case '"':
+		return skip_str(p + 1, end, &esc);
+	case '{':
+	case '[':
+		break;
+	default:
+		while (p < end && !delim_tab[(unsigned char)*p])
+			p++;
+		return p;
+	}
+	for (;;) {
+		char c = *p++;
+
+		if (c == '"')
+			p = skip_str(p, end, &esc);
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (--depth == 0)
+				return p;
+		}
+	}
+}
+
+/* Copy the valid value at p without insignificant white space to *o;
+ * returns the end of the value. */
+static const char *
+copy_val(const char *p, const char *end, char **o)
+{
+	char *d = *o;
+	int depth = 0, esc = 0;
+	const char *q;
+
+	switch (*p) {
+	case '"':
+		q = skip_str(p + 1, end, &esc);
+		memcpy(d, p, (size_t)(q - p));
+		*o = d + (q - p);
+		return q;
+	case '{':
+	case '[':
+		break;
+	default:
+		while (p < end && !delim_tab[(unsigned char)*p])
+			*d++ = *p++;
+		*o = d;
+		return p;
+	}
+	for (;;) {
+		char c = *p;
+
+		if (c == '"') {
+			q = skip_str(p + 1, end, &esc);
+			memcpy(d, p, (size_t)(q - p));
+			d += q - p;
+			p = q;
+			continue;
+		}
+		p++;
+		if (ws_tab[(unsigned char)c])
+			continue;
+		*d++ = c;
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']') {
+			if (--depth == 0)
+				break;
+		}
+	}
+	*o = d;
+	return p;
+}
+
+static nd_jtype
+jtype_of(char c)
+{
+	switch (c) {
+	case '"': return ND_JSTR;
+	case '{': return ND_JOBJ;
+	case '[': return ND_JARR;
+	case 't': return ND_JTRUE;
+	case 'f': return ND_JFALSE;
+	case 'n': return ND_JNULL;
+	default: return ND_JNUM;
+	}
+}
+
+/* The next member name of a valid object (*pp just after '{' or after the
+ * previous value); *pp is left at the value.  0 at the closing brace. */
+static int
+obj_key(const char **pp, const char *end, nd_jval *k)
+{
+	const char *p = skip_ws(*pp);
+
+	if (*p == ',')
+		p = skip_ws(p + 1);
+	if (*p == '}') {
+		*pp = p + 1;
+		return 0;
+	}
+	k->type = ND_JSTR;
+	k->raw = p;
+	k->esc = 0;
+	p = skip_str(p + 1, end, &k->esc);
+	k->len = (size_t)(p - k->raw);
+	*pp = skip_ws(skip_ws(p) + 1);
+	return 1;
+}
+
+static void
+obj_val(const char **pp, const char *end, nd_jval *v)
+{
+	const char *p = *pp;
+
+	v->type = jtype_of(*p);
+	v->raw = p;
+	v->esc = 0;
+	if (*p == '"')
+		p = skip_str(p + 1, end, &v->esc);
+	else
+		p = skip_val(p, end);
+	v->len = (size_t)(p - v->raw);
+	*pp = p;
+}
+
+static int
+obj_next(const char **pp, const char *end, nd_jval *k, nd_jval *v)
+{
+	if (!obj_key(pp, end, k))
+		return 0;
+	obj_val(pp, end, v);
+	return 1;
+}
+
+static inline int
+key_is(const nd_jval *k, const char *s, size_t n)
+{
+	return k->len == n + 2 && memcmp(k->raw + 1, s, n) == 0;
+}
+
+/* Copy a valid JSON value without insignificant white space. */
+static char *
+minify(const char *p, const char *end, char *o)
+{
+	copy_val(p, end, &o);
+	return o;
+}
+
+/* A canonical decimal integer (no leading zeros, optional '-'). */
+static int
+canon_int(const char *p, size_t n, int64_t *out)
+{
+	int neg = 0;
+	uint64_t x = 0;
+
+	if (n > 0 && *p == '-') {
+		neg = 1;
+		p++;
+		n--;
+	}
+	if (n == 0 || n > 19 || (n > 1 && *p == '0'))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (x > (uint64_t)INT64_MAX)
+		return -1;
+	if (neg && x == 0)
+		return -1;
+	*out = neg ? -(int64_t)x : (int64_t)x;
+	return 0;
+}
+
+/* ---------- tables ---------- */
+
+static int
+cat_in(const char *c, size_t n, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (strlen(*set) == n && strncasecmp(c, *set, n) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *const device_cats[] = {
+	"kernel", "gpu_memcpy", "memcpy", "gpu_memset", "memset", "cuda_sync",
+	"gpu_user_annotation", "gpu_op", NULL
+};
+static const char *const host_cats[] = {
+	"cpu_op", "operator", "cuda_runtime", "runtime", "cuda_driver",
+	"python_function", "user_annotation", "cpu_instant_event", NULL
+};
+static const char *const launch_flow_cats[] = {
+	"ac2g", "async", "async_cpu_to_gpu", NULL
+};
+
+/* Is a span without a category a record_function label?  Operators have
+ * a namespace ("aten::mm", "gloo:all_reduce") or are autograd nodes
+ * ("MmBackward0"); labels are anything else. */
+static int
+looks_like_label(const char *n, size_t len)
+{
+	size_t i = len;
+
+	if (len == 0 || memchr(n, ':', len) != NULL)
+		return 0;
+	while (i > 0 && n[i - 1] >= '0' && n[i - 1] <= '9')
+		i--;
+	if (i >= 8 && memcmp(n + i - 8, "Backward", 8) == 0)
+		return 0;
+	if ((len == 6 && memcmp(n, "detach", 6) == 0) ||
+	    (len == 7 && memcmp(n, "detach_", 7) == 0))
+		return 0;
+	return 1;
+}
+
+static void
+op_classify(src *s, op *o)
+{
+	size_t nn, cn = 0;
+	const char *name = istr(s->strs, o->name, &nn);
+	const char *cat = o->cat != NONE32 ? istr(s->cats, o->cat, &cn) : NULL;
+
+	o->stepno = NOSTEP;
+	o->elem = NONE32;
+	o->tie = 4;
+	if (cat != NULL && cat_in(cat, cn, device_cats)) {
+		o->flags |= OP_DEVICE;
+		o->tie = 6;
+	}
+	if (cat != NULL && cat_in(cat, cn, host_cats))
+		o->flags |= OP_HOST;
+	if (cat != NULL && cat_in(cat, cn, launch_flow_cats))
+		o->flags |= OP_LAUNCHFLOW;
+	if (nn > 13 && memcmp(name, "ProfilerStep#", 13) == 0) {
+		int64_t v;
+
+		if (canon_int(name + 13, nn - 13, &v) == 0 && v >= 0 &&
+		    v <= INT32_MAX) {
+			o->flags |= OP_STEP;
+			o->stepno = (int32_t)v;
+			o->tie = 0;
+			return;
+		}
+	}
+	if (cat != NULL && ((cn == 15 && memcmp(cat, "user_annotation", 15) == 0) ||
+	    (cn == 19 && memcmp(cat, "gpu_user_annotation", 19) == 0))) {
+		if (nn > 0) {
+			o->flags |= OP_ANNOT;
+			o->elem = o->name;
+			o->tie = 1;
+		}
+	} else if (cat != NULL && cn == 15 &&
+	    memcmp(cat, "python_function", 15) == 0) {
+		o->tie = 3;
+		if (nn > 11 && memcmp(name, "nn.Module: ", 11) == 0) {
+			o->flags |= OP_ANNOT;
+			o->elem = intern(s->strs, name + 11, nn - 11);
+			o->tie = 2;
+		}
+	} else if (cat == NULL && looks_like_label(name, nn)) {
+		o->flags |= OP_ANNOT;
+		o->elem = o->name;
+		o->tie = 1;
+	} else if (cat != NULL && (o->flags & OP_HOST) &&
+	    (strncasecmp(cat, "cuda_runtime", cn) == 0 ||
+	    strncasecmp(cat, "runtime", cn) == 0 ||
+	    strncasecmp(cat, "cuda_driver", cn) == 0))
+		o->tie = 5;
+}
+
+static uint32_t
+op_get(src *s, uint32_t name, uint32_t cat, uint32_t lname, uint32_t tfscope)
+{
+	uint32_t key[4] = { name, cat, lname, tfscope };
+	uint32_t n = nd_intern_count(s->opkeys);
+	uint32_t id = nd_intern_id(s->opkeys, (const char *)key, sizeof key);
+
+	if (id == n) {
+		op *o;
+
+		nd_grow(&s->ops, &s->capops, (size_t)id + 1, sizeof *s->ops);
+		o = &s->ops[id];
+		memset(o, 0, sizeof *o);
+		o->name = name;
+		o->cat = cat;
+		o->lname = lname;
+		o->tfscope = tfscope;
+		op_classify(s, o);
+		s->nops = (size_t)id + 1;
+	}
+	return id;
+}
+
+/* pid/tid/id values: an integer, or a string (interned). */
+typedef struct idk {
+	int64_t v;
+	uint8_t isstr;
+} idk;
+
+/* 0 ok, -1 wrong type.  Missing and null read as the empty string. */
+static int
+idk_of(src *s, const nd_jval *v, idk *k)
+{
+	int64_t x;
+
+	switch (v->type) {
+	case ND_JNONE:
+	case ND_JNULL:
+		k->isstr = 1;
+		k->v = intern(s->strs, "", 0);
+		return 0;
+	case ND_JNUM:
+		if (nd_json_int(v, &x) == 0) {
+			k->isstr = 0;
+			k->v = x;
+		} else {
+			k->isstr = 1;
+			k->v = intern(s->strs, v->raw, v->len);
+		}
+		return 0;
+	case ND_JSTR:
+		if (!v->esc && canon_int(v->raw + 1, v->len - 2, &x) == 0) {
+			k->isstr = 0;
+			k->v = x;
+		} else {
+			k->isstr = 1;
+			k->v = intern_jstr(s, s->strs, v);
+		}
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static uint32_t
+proc_get(src *s, idk pk)
+{
+	struct {
+		int64_t v;
+		int64_t isstr;
+	} key = { pk.v, pk.isstr };
+	uint32_t n = nd_intern_count(s->pkeys);
+	uint32_t id = nd_intern_id(s->pkeys, (const char *)&key, sizeof key);
+
+	if (id == n) {
+		proc *p;
+
+		nd_grow(&s->procs, &s->capprocs, (size_t)id + 1,
+		    sizeof *s->procs);
+		p = &s->procs[id];
+		memset(p, 0, sizeof *p);
+		p->key = pk.v;
+		p->isstr = pk.isstr;
+		p->name = p->labels = NONE32;
+		s->nprocs = (size_t)id + 1;
+	}
+	return id;
+}
+
+static uint32_t
+tl_get(src *s, idk pk, idk tk, int async, uint32_t acat, uint32_t aid)
+{
+	struct {
+		int64_t p, t;
+		uint32_t acat, aid;
+		uint8_t pstr, tstr, async, pad[5];
+	} key;
+	uint32_t n, id;
+
+	memset(&key, 0, sizeof key);
+	key.p = pk.v;
+	key.pstr = pk.isstr;
+	if (async) {
+		key.async = 1;
+		key.acat = acat;
+		key.aid = aid;
+	} else {
+		key.t = tk.v;
+		key.tstr = tk.isstr;
+	}
+	n = nd_intern_count(s->tlkeys);
+	id = nd_intern_id(s->tlkeys, (const char *)&key, sizeof key);
+	if (id == n) {
+		tl *t;
+		uint32_t pr = proc_get(s, pk);
+
+		nd_grow(&s->tls, &s->captls, (size_t)id + 1, sizeof *s->tls);
+		t = &s->tls[id];
+		memset(t, 0, sizeof *t);
+		t->proc = pr;
+		t->async = (uint8_t)async;
+		t->acat = acat;
+		t->aid = aid;
+		if (!async) {
+			t->key = tk.v;
+			t->isstr = tk.isstr;
+		}
+		t->thread_name = NONE32;
+		t->devno = -1;
+		s->ntls = (size_t)id + 1;
+	}
+	return id;
+}
+
+/* The per-timeline record arrays grow by doubling.  Past BIG bytes they
+ * are mappings of their own, grown with mremap(2): no copy, however large
+ * they get, and transparent huge pages make first touches cheap (page
+ * faults are dear on virtual machines).  Below, plain realloc. */
+#define BIG ((size_t)1 << 20)
+
+static void *
+big_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		nd_die_errno(ND_EXIT_ERROR, "out of memory (%zu bytes)", bytes);
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+static void *
+grow_array(void *p, size_t old, size_t bytes)
+{
+	void *q;
+
+	if (bytes < BIG)
+		return nd_xrealloc(p, bytes);
+	if (old < BIG) {
+		q = big_alloc(bytes);
+		if (old > 0)
+			memcpy(q, p, old);
+		free(p);
+		return q;
+	}
+	q = mremap(p, old, bytes, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		nd_die_errno(ND_EXIT_ERROR, "out of memory (%zu bytes)", bytes);
+#ifdef MADV_HUGEPAGE
+	madvise(q, bytes, MADV_HUGEPAGE);
+#endif
+	return q;
+}
+
+static void
+free_array(void *p, size_t bytes)
+{
+	if (bytes < BIG)
+		free(p);
+	else if (p != NULL)
+		munmap(p, bytes);
+}
+
+static rec *
+tl_push(tl *t)
+{
+	if (t->n == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 16;
+
+		t->v = grow_array(t->v, t->cap * sizeof *t->v, c * sizeof *t->v);
+		t->cap = c;
+	}
+	return &t->v[t->n++];
+}
+
+/* ---------- phase 1: one event ---------- */
+
+struct special {
+	int has_corr;
+	int64_t corr;
+	int device;
+	nd_jval lname, tfop;
+	nd_jval mname, mlabels;
+};
+
+static void
+special_of(const nd_jval *k, const char *v, const char *vend,
+    struct special *sp)
+{
+	nd_jval jv;
+
+	if (k->esc || k->len < 6 || k->len > 13)
+		return;
+	jv.type = jtype_of(*v);
+	jv.raw = v;
+	jv.len = (size_t)(vend - v);
+	jv.esc = jv.type == ND_JSTR && memchr(v, '\\', jv.len) != NULL;
+	switch (k->len - 2) {
+	case 4:
+		if (key_is(k, "name", 4) && jv.type == ND_JSTR)
+			sp->mname = jv;
+		break;
+	case 5:
+		if (key_is(k, "tf_op", 5) && jv.type == ND_JSTR)
+			sp->tfop = jv;
+		break;
+	case 6:
+		if (key_is(k, "device", 6)) {
+			int64_t d;
+
+			if (jv.type == ND_JNUM && nd_json_int(&jv, &d) == 0 &&
+			    d >= 0 && d < 1000000)
+				sp->device = (int)d;
+		} else if (key_is(k, "labels", 6) && jv.type == ND_JSTR)
+			sp->mlabels = jv;
+		break;
+	case 9:
+		if (key_is(k, "long_name", 9) && jv.type == ND_JSTR)
+			sp->lname = jv;
+		break;
+	case 11:
+		if (key_is(k, "correlation", 11) && jv.type == ND_JNUM &&
+		    nd_json_int(&jv, &sp->corr) == 0)
+			sp->has_corr = 1;
+		break;
+	}
+}
+
+/* Spooled args are minified JSON in which a member name may be replaced
+ * by a key token: the byte KTOK and two bytes of an id in the source's key
+ * dictionary (kdict), whose entry is the text `"name":`.  Minified valid
+ * JSON never holds a byte below 0x20, so the marker is unambiguous.  Key
+ * names are most of the bytes of profiler args ("registers per thread",
+ * "est. achieved occupancy %"): tokens halve what goes through the spool
+ * file. */
+#define KTOK '\001'
+#define KDICT_MAX 60000
+
+static uint32_t
+key_token(src *s, const char *k, size_t n)
+{
+	uint64_t w = 0;
+	struct kcache *c;
+	uint32_t id, cnt;
+
+	memcpy(&w, k + 1, n - 1 < 8 ? n - 1 : 8);
+	c = &s->kcache[(nd_hash_u64(w ^ (uint64_t)n << 56)) & 511];
+	if (c->text != NULL && c->len == n + 1 &&
+	    memcmp(c->text, k, n) == 0)
+		return c->id;
+	cnt = nd_intern_count(s->kdict);
+	nd_buf_reset(&s->scratch2);
+	nd_buf_add(&s->scratch2, k, n);
+	nd_buf_addc(&s->scratch2, ':');
+	id = nd_intern_id(s->kdict, s->scratch2.p, n + 1);
+	if (id == cnt && cnt >= KDICT_MAX)
+		return NONE32;	/* full: later names stay as they are */
+	c->text = nd_intern_str(s->kdict, id, NULL);
+	c->len = (uint32_t)n + 1;
+	c->id = id;
+	return id;
+}
+
+/* Walk the members of a valid args object (p at its '{'), copying them
+ * minified to *o as `{"k":v,"k":v` (no closing brace; *n counts them),
+ * names as key tokens, noting the names in s->akeys and picking out the
+ * members that mean something to us.  Returns the end of args.  One
+ * pass: finding the end, minifying and looking are fused. */
+static const char *
+args_walk(src *s, const char *p, const char *end, struct special *sp,
+    char **o, int *n)
+{
+	nd_jval k;
+
+	p++;
+	while (obj_key(&p, end, &k)) {
+		char *d = *o;
+		const char *v = p;
+		uint32_t id = NONE32;
+
+		*d++ = (*n)++ ? ',' : '{';
+		if (!k.esc && k.len >= 5 && k.len <= 200)
+			id = key_token(s, k.raw, k.len);
+		if (id != NONE32) {
+			*d++ = KTOK;
+			*d++ = (char)(id & 0xff);
+			*d++ = (char)(id >> 8);
+		} else {
+			memcpy(d, k.raw, k.len);
+			d += k.len;
+			*d++ = ':';
+		}
+		p = copy_val(p, end, &d);
+		*o = d;
+		nd_grow(&s->akeys, &s->capakeys, s->nakeys + 1,
+		    sizeof *s->akeys);
+		s->akeys[s->nakeys++] = k;
+		special_of(&k, v, p, sp);
+	}
+	return p;
+}
+
+/* Append the extra top-level members of an event to the args being
+ * written at *o unless args has a member of the same name. */
+static void
+append_extras(src *s, size_t nextras, char **o, int *n)
+{
+	for (size_t i = 0; i < nextras; i++) {
+		const extra *x = &s->extras[i];
+		int dup = 0;
+		char *d = *o;
+
+		for (size_t j = 0; j < s->nakeys && !dup; j++)
+			dup = s->akeys[j].len == x->k.len &&
+			    memcmp(s->akeys[j].raw, x->k.raw, x->k.len) == 0;
+		if (dup)
+			continue;
+		*d++ = (*n)++ ? ',' : '{';
+		memcpy(d, x->k.raw, x->k.len);
+		d += x->k.len;
+		*d++ = ':';
+		copy_val(x->v.raw, x->v.raw + x->v.len, &d);
+		*o = d;
+	}
+}
+
+/* Spooled args (key tokens expanded) appended to b. */
+static void
+detok(const src *s, nd_buf *b, const char *p, size_t n)
+{
+	const char *end = p + n;
+
+	while (p < end) {
+		const char *q = memchr(p, KTOK, (size_t)(end - p));
+		size_t kn;
+		const char *k;
+
+		if (q == NULL) {
+			nd_buf_add(b, p, (size_t)(end - p));
+			return;
+		}
+		nd_buf_add(b, p, (size_t)(q - p));
+		k = nd_intern_str(s->kdict, (uint32_t)(unsigned char)q[1] |
+		    (uint32_t)(unsigned char)q[2] << 8, &kn);
+		nd_buf_add(b, k, kn);
+		p = q + 3;
+	}
+}
+
+/* Commit args written at [d, d + n) (reserved with 16 bytes of slack). */
+static uint64_t
+args_commit(src *s, char *d, size_t n)
+{
+	if (n < ARGS_LONG)
+		return nd_spool_commit(s->spool, n) << 24 | n;
+	memmove(d + 8, d, n);
+	memcpy(d, &(uint64_t){ n }, 8);
+	return nd_spool_commit(s->spool, n + 8) << 24 | ARGS_LONG;
+}
+
+static const char *
+args_get(src *s, uint64_t a, size_t *n)
+{
+	uint64_t off = a >> 24;
+	size_t len = (size_t)(a & 0xffffff);
+
+	if (len == ARGS_LONG) {
+		uint64_t l;
+
+		memcpy(&l, nd_spool_get(s->spool, off, 8), 8);
+		*n = (size_t)l;
+		return nd_spool_get(s->spool, off + 8, (size_t)l);
+	}
+	*n = len;
+	return nd_spool_get(s->spool, off, len);
+}
+
+static void
+skip(src *s, enum skip_reason r)
+{
+	s->skipped[r]++;
+}
+
+static int
+get_time(const nd_jval *v, int64_t *ns)
+{
+	const char *p = v->raw, *e = v->raw + v->len;
+	int64_t x = 0;
+	int frac = -1;
+
+	if (v->type != ND_JNUM)
+		return -1;
+	/* The common case, digits with at most three decimals, directly;
+	 * anything else (a sign, an exponent, more digits) exactly by
+	 * nd_json_fixed. */
+	if (v->len <= 18) {
+		for (; p < e; p++) {
+			if (*p >= '0' && *p <= '9') {
+				x = x * 10 + (*p - '0');
+				if (frac >= 0 && ++frac > 3)
+					break;
+			} else if (*p == '.' && frac < 0)
+				frac = 0;
+			else
+				break;
+		}
+		if (p == e) {
+			for (frac = frac < 0 ? 0 : frac; frac < 3; frac++)
+				x *= 10;
+			*ns = x;
+			return 0;
+		}
+	}
+	if (nd_json_fixed(v->raw, v->len, 3, ns) != 0 ||
+	    *ns >= LIM62 || *ns <= -LIM62)
+		return -1;
+	return 0;
+}
+
+static void
+metadata(src *s, const nd_jval *name, const nd_jval *pid, const nd_jval *tid,
+    const struct special *sp)
+{
+	idk pk, tk;
+
+	s->nmeta++;
+	if (name->type != ND_JSTR)
+		return;
+	if (nd_jstr_eq(name, "trace_buffer_overflowed")) {
+		s->overflowed = 1;
+		return;
+	}
+	if (idk_of(s, pid, &pk) != 0)
+		return;
+	if (nd_jstr_eq(name, "process_name") && sp->mname.type == ND_JSTR) {
+		uint32_t pi = proc_get(s, pk), v = intern_jstr(s, s->strs,
+		    &sp->mname);
+
+		s->procs[pi].name = v;
+	} else if (nd_jstr_eq(name, "process_labels") &&
+	    sp->mlabels.type == ND_JSTR) {
+		uint32_t pi = proc_get(s, pk), v = intern_jstr(s, s->strs,
+		    &sp->mlabels);
+
+		s->procs[pi].labels = v;
+	} else if (nd_jstr_eq(name, "thread_name") &&
+	    sp->mname.type == ND_JSTR && idk_of(s, tid, &tk) == 0) {
+		uint32_t t = tl_get(s, pk, tk, 0, 0, 0);
+		uint32_t v = intern_jstr(s, s->strs, &sp->mname);
+
+		s->tls[t].thread_name = v;
+	}
+}
+
+static void
+event(src *s, const nd_chrome_item *it)
+{
+	nd_jval k, v, ph = { 0 }, name = { 0 }, cat = { 0 }, ts = { 0 },
+	    dur = { 0 }, pid = { 0 }, tid = { 0 }, id = { 0 }, id2 = { 0 },
+	    args = { 0 };
+	const char *p, *end = it->val.raw + it->val.len;
+	size_t nextras = 0;
+	struct special sp;
+	int c, kind, async = 0, flags = 0, nmem = 0;
+	uint32_t catid = NONE32, nameid, lname = NONE32, tfscope = NONE32;
+	uint32_t t, acat = 0, aid = 0;
+	int64_t tsns = 0, durns = 0, corr = 0;
+	uint64_t a = ARGS_NONE;
+	char *d0, *o;
+	idk pk, tk;
+	rec *r;
+
+	if (s->nev >= UINT32_MAX)
+		nd_chrome_die(s->ch, it->off, "more than 4294967295 events");
+	s->nev++;
+	if (it->val.type != ND_JOBJ) {
+		skip(s, SK_NOT_OBJECT);
+		return;
+	}
+	memset(&sp, 0, sizeof sp);
+	sp.device = -1;
+	s->nakeys = 0;
+	/* args are written straight into the spool (committed if kept) */
+	d0 = o = nd_spool_reserve(s->spool, it->val.len + 16);
+	p = it->val.raw + 1;
+	while (obj_key(&p, end, &k)) {
+		const char *kp = k.raw + 1;
+
+		if (k.esc)
+			goto extra;
+		if (k.len == 6 && memcmp(kp, "args", 4) == 0) {
+			if (*p == '{') {
+				args.type = ND_JOBJ;
+				args.raw = p;
+				p = args_walk(s, p, end, &sp, &o, &nmem);
+				args.len = (size_t)(p - args.raw);
+			} else
+				obj_val(&p, end, &args);
+			continue;
+		}
+		obj_val(&p, end, &v);
+		switch (k.len - 2) {
+		case 2:
+			if (kp[0] == 'p' && kp[1] == 'h')
+				ph = v;
+			else if (kp[0] == 't' && kp[1] == 's')
+				ts = v;
+			else if (kp[0] == 'i' && kp[1] == 'd')
+				id = v;
+			else
+				goto extra;
+			continue;
+		case 3:
+			if (memcmp(kp, "cat", 3) == 0)
+				cat = v;
+			else if (memcmp(kp, "dur", 3) == 0)
+				dur = v;
+			else if (memcmp(kp, "pid", 3) == 0)
+				pid = v;
+			else if (memcmp(kp, "tid", 3) == 0)
+				tid = v;
+			else if (memcmp(kp, "id2", 3) == 0)
+				id2 = v;
+			else
+				goto extra;
+			continue;
+		case 4:
+			if (memcmp(kp, "name", 4) == 0)
+				name = v;
+			else
+				goto extra;
+			continue;
+		default:
+			break;
+		}
+extra:
+		if (k.esc)
+			obj_val(&p, end, &v);
+		nd_grow(&s->extras, &s->capextras, nextras + 1,
+		    sizeof *s->extras);
+		s->extras[nextras].k = k;
+		s->extras[nextras].v = v;
+		nextras++;
+	}
+	if (ph.type == ND_JNONE) {
+		skip(s, SK_NO_PH);
+		return;
+	}
+	if (ph.type != ND_JSTR || ph.len != 3 ||
+	    (unsigned char)ph.raw[1] < 0x21 || (unsigned char)ph.raw[1] > 0x7e ||
+	    ph.raw[1] == '\\') {
+		skip(s, SK_BAD_PH);
+		return;
+	}
+	c = ph.raw[1];
+	s->phases[c]++;
+	if (cat.type == ND_JSTR) {
+		catid = intern_jstr(s, s->cats, &cat);
+		if (catid >= s->capcat) {
+			size_t old = s->capcat;
+
+			nd_grow(&s->catcount, &s->capcat, (size_t)catid + 1,
+			    sizeof *s->catcount);
+			memset(s->catcount + old, 0, (s->capcat - old) *
+			    sizeof *s->catcount);
+		}
+		s->catcount[catid]++;
+	}
+	if (args.type == ND_JNULL)
+		args.type = ND_JNONE;
+	if (c == 'M') {
+		metadata(s, &name, &pid, &tid, &sp);
+		return;
+	}
+	switch (c) {
+	case 'X':
+		kind = K_SPAN;
+		break;
+	case 'B':
+		kind = K_B;
+		break;
+	case 'E':
+		kind = K_E;
+		break;
+	case 'i':
+	case 'I':
+	case 'P':
+		kind = K_INSTANT;
+		break;
+	case 'C':
+		kind = K_COUNTER;
+		break;
+	case 's':
+		kind = K_FLOW;
+		flags = F_FS;
+		break;
+	case 't':
+		kind = K_FLOW;
+		flags = F_FT;
+		break;
+	case 'f':
+		kind = K_FLOW;
+		flags = F_FF;
+		break;
+	case 'b':
+	case 'S':
+		kind = K_B;
+		async = 1;
+		break;
+	case 'e':
+	case 'F':
+		kind = K_E;
+		async = 1;
+		break;
+	case 'n':
+	case 'T':
+	case 'p':
+		kind = K_INSTANT;
+		async = 1;
+		break;
+	default:
+		skip(s, SK_UNSUPPORTED);
+		return;
+	}
+	if (ts.type == ND_JNONE) {
+		skip(s, SK_NO_TS);
+		return;
+	}
+	if (get_time(&ts, &tsns) != 0) {
+		skip(s, SK_BAD_TS);
+		return;
+	}
+	if (kind == K_SPAN) {
+		if (dur.type == ND_JNONE) {
+			skip(s, SK_NO_DUR);
+			return;
+		}
+		if (get_time(&dur, &durns) != 0 || durns >= LIM53) {
+			skip(s, SK_BAD_DUR);
+			return;
+		}
+		if (durns < 0) {
+			skip(s, SK_NEG_DUR);
+			return;
+		}
+	}
+	if (name.type != ND_JNONE && name.type != ND_JSTR &&
+	    name.type != ND_JNULL) {
+		skip(s, SK_BAD_NAME);
+		return;
+	}
+	if (args.type != ND_JNONE && args.type != ND_JOBJ) {
+		skip(s, SK_BAD_ARGS);
+		return;
+	}
+	if (idk_of(s, &pid, &pk) != 0) {
+		skip(s, SK_BAD_PID);
+		return;
+	}
+	if (idk_of(s, &tid, &tk) != 0) {
+		skip(s, SK_BAD_TID);
+		return;
+	}
+	if (kind == K_FLOW) {
+		if (id.type == ND_JNUM && canon_int(id.raw, id.len, &corr) == 0)
+			;
+		else if (id.type == ND_JNUM || id.type == ND_JSTR) {
+			corr = id.type == ND_JSTR ? intern_jstr(s, s->strs, &id) :
+			    intern(s->strs, id.raw, id.len);
+			flags |= F_STRID;
+		} else {
+			skip(s, SK_NO_ID);
+			return;
+		}
+		if (s->o->no_flows) {
+			skip(s, SK_FLOW_DROPPED);
+			return;
+		}
+	}
+	if (async) {
+		const nd_jval *iv = id.type != ND_JNONE ? &id : &id2;
+
+		if (iv->type == ND_JSTR)
+			aid = intern_jstr(s, s->strs, iv);
+		else if (iv->type == ND_JNUM || iv->type == ND_JOBJ) {
+			nd_buf_reset(&s->scratch2);
+			nd_buf_reserve(&s->scratch2, iv->len);
+			s->scratch2.len = (size_t)(minify(iv->raw, iv->raw +
+			    iv->len, s->scratch2.p) - s->scratch2.p);
+			aid = intern(s->strs, s->scratch2.p, s->scratch2.len);
+		} else if (kind == K_INSTANT)
+			async = 0;	/* a plain instant */
+		else {
+			skip(s, SK_NO_ID);
+			return;
+		}
+		acat = catid == NONE32 ? 0 : catid + 1;
+	}
+	/* The args: commit what was written, with the extra members. */
+	if (kind == K_COUNTER) {
+		if (nmem == 0) {
+			*o++ = '{';
+			nmem = 1;	/* "{}" */
+		}
+		*o++ = '}';
+		a = args_commit(s, d0, (size_t)(o - d0));
+	} else if (!s->o->no_args) {
+		if (nextras > 0)
+			append_extras(s, nextras, &o, &nmem);
+		if (nmem > 0) {
+			*o++ = '}';
+			a = args_commit(s, d0, (size_t)(o - d0));
+		}
+	}
+	/* Flow ids are the flow's; a span's correlation its own. */
+	if (sp.has_corr && kind != K_FLOW) {
+		corr = sp.corr;
+		flags |= F_CORR;
+	}
+	nameid = name.type == ND_JSTR ? intern_jstr(s, s->strs, &name) :
+	    intern(s->strs, "", 0);
+	if (sp.lname.type == ND_JSTR)
+		lname = intern_jstr(s, s->strs, &sp.lname);
+	if (sp.tfop.type == ND_JSTR) {
+		size_t n;
+
+		nd_buf_reset(&s->scratch);
+		nd_json_unescape(&sp.tfop, &s->scratch);
+		nd_buf_reset(&s->scratch2);
+		n = nd_scope_normalize(s->scratch.p, s->scratch.len, 1,
+		    &s->scratch2);
+		if (n > 0)
+			tfscope = intern(s->scopes, s->scratch2.p, n);
+	}
+	/* The timeline: the last one again (common), else a lookup. */
+	if (!async && pid.raw != NULL && tid.raw != NULL &&
+	    pid.len < sizeof s->lastp && tid.len < sizeof s->lastt &&
+	    s->lasttl != NONE32 && pid.len == s->lastpn &&
+	    tid.len == s->lasttn && memcmp(pid.raw, s->lastp, pid.len) == 0 &&
+	    memcmp(tid.raw, s->lastt, tid.len) == 0)
+		t = s->lasttl;
+	else {
+		t = tl_get(s, pk, tk, async, acat, aid);
+		if (!async && pid.raw != NULL && tid.raw != NULL &&
+		    pid.len < sizeof s->lastp && tid.len < sizeof s->lastt) {
+			memcpy(s->lastp, pid.raw, pid.len);
+			memcpy(s->lastt, tid.raw, tid.len);
+			s->lastpn = pid.len;
+			s->lasttn = tid.len;
+			s->lasttl = t;
+		} else
+			s->lasttl = NONE32;
+	}
+	{
+		uint32_t oi = op_get(s, nameid, catid, lname, tfscope);
+		const op *po = &s->ops[oi];
+		tl *tp = &s->tls[t];
+
+		if (po->flags & OP_DEVICE) {
+			tp->has_device = 1;
+			if (sp.device >= 0 && (tp->devno < 0 ||
+			    sp.device < tp->devno))
+				tp->devno = sp.device;
+		}
+		if (po->flags & OP_HOST)
+			tp->has_host = 1;
+		if (kind == K_B || kind == K_E)
+			tp->has_be = 1;
+		if (kind == K_SPAN && (po->flags & OP_STEP) &&
+		    !(po->flags & OP_DEVICE)) {
+			nd_grow(&s->steps, &s->capsteps, s->nsteps + 1,
+			    sizeof *s->steps);
+			s->steps[s->nsteps].ts = tsns;
+			s->steps[s->nsteps].end = tsns + durns;
+			s->steps[s->nsteps].n = po->stepno;
+			s->nsteps++;
+		}
+		r = tl_push(tp);
+		r->ts = tsns;
+		r->dur = durns;
+		r->args = a;
+		r->corr = corr;
+		r->op = oi;
+		r->seq = (uint32_t)(s->nev - 1);
+		r->kind = (uint8_t)kind;
+		r->flags = (uint8_t)flags;
+	}
+	if (!s->any_ts || tsns < s->min_ts)
+		s->min_ts = tsns;
+	if (!s->any_ts || tsns > s->max_ts)
+		s->max_ts = tsns;
+	s->any_ts = 1;
+	s->ntimed++;
+	if (kind == K_SPAN)
+		s->nx++;
+}
+
+/* A top-level member other than traceEvents. */
+static void
+member(src *s, const nd_chrome_item *it)
+{
+	char *d;
+
+	if (it->val.type == ND_JNONE) {
+		size_t n = it->key.len < 200 ? it->key.len : 200;
+
+		warn_add(s, "top-level member %.*s (%llu bytes) is too large to "
+		    "keep and was skipped", (int)n, it->key.raw,
+		    (unsigned long long)it->size);
+		return;
+	}
+	if (nd_jstr_eq(&it->key, "baseTimeNanoseconds")) {
+		int64_t b;
+
+		if (it->val.type == ND_JNUM &&
+		    nd_json_fixed(it->val.raw, it->val.len, 0, &b) == 0 &&
+		    canon_int(it->val.raw, it->val.len, &b) == 0) {
+			s->has_base = 1;
+			s->base_ns = b;
+		} else
+			warn_add(s, "baseTimeNanoseconds is not an integer: "
+			    "ignored");
+	} else if (nd_jstr_eq(&it->key, "deviceProperties") &&
+	    it->val.type == ND_JARR) {
+		nd_jiter ai;
+		nd_jval e, k, v;
+		nd_jerr je;
+
+		nd_jaiter_init(&ai, &it->val, it->val.raw);
+		while (nd_jaiter_next(&ai, &e, &je) == 1) {
+			const char *p = e.raw + 1;
+			int64_t id;
+
+			if (e.type != ND_JOBJ)
+				continue;
+			while (obj_next(&p, e.raw + e.len, &k, &v))
+				if (key_is(&k, "id", 2) && v.type == ND_JNUM &&
+				    nd_json_int(&v, &id) == 0) {
+					nd_grow(&s->devids, &s->capdevids,
+					    s->ndevids + 1, sizeof *s->devids);
+					s->devids[s->ndevids++] = id;
+				}
+		}
+	} else if (nd_jstr_eq(&it->key, "distributedInfo") &&
+	    it->val.type == ND_JOBJ) {
+		const char *p = it->val.raw + 1;
+		nd_jval k, v;
+		int64_t r;
+
+		while (obj_next(&p, it->val.raw + it->val.len, &k, &v))
+			if (key_is(&k, "rank", 4) && v.type == ND_JNUM &&
+			    nd_json_int(&v, &r) == 0) {
+				s->has_rank = 1;
+				s->rank = r;
+			}
+	}
+	if (it->val.len > ((size_t)1 << 20)) {
+		size_t n = it->key.len < 200 ? it->key.len : 200;
+
+		warn_add(s, "top-level member %.*s (%zu bytes) is larger than "
+		    "1 MiB and was left out of the meta record", (int)n,
+		    it->key.raw, it->val.len);
+		return;
+	}
+	if (s->header.len > 0)
+		nd_buf_addc(&s->header, ',');
+	nd_buf_add(&s->header, it->key.raw, it->key.len);
+	nd_buf_addc(&s->header, ':');
+	nd_buf_reserve(&s->header, it->val.len);
+	d = minify(it->val.raw, it->val.raw + it->val.len,
+	    s->header.p + s->header.len);
+	s->header.len = (size_t)(d - s->header.p);
+	s->header.p[s->header.len] = '\0';
+}
+
+/* ---------- phase 2 ---------- */
+
+static int
+cmp_str(const src *s, int64_t a, int64_t b)
+{
+	size_t na, nb;
+	const char *pa = istr(s->strs, (uint32_t)a, &na);
+	const char *pb = istr(s->strs, (uint32_t)b, &nb);
+	int c = memcmp(pa, pb, na < nb ? na : nb);
+
+	return c != 0 ? c : (na > nb) - (na < nb);
+}
+
+static int
+cmp_proc_idx(const void *a, const void *b, void *ctx)
+{
+	const src *s = ctx;
+	const proc *x = &s->procs[*(const uint32_t *)a];
+	const proc *y = &s->procs[*(const uint32_t *)b];
+
+	return cmp_str(s, x->key, y->key);
+}
+
+/* Timelines of one process: real ones with string tids by string, async
+ * ones by (category, id). */
+static int
+cmp_tl_idx(const void *a, const void *b, void *ctx)
+{
+	const src *s = ctx;
+	const tl *x = &s->tls[*(const uint32_t *)a];
+	const tl *y = &s->tls[*(const uint32_t *)b];
+	int c;
+
+	if (x->async != y->async)
+		return x->async - y->async;
+	if (!x->async)
+		return cmp_str(s, x->key, y->key);
+	if (x->acat != y->acat) {
+		size_t nx = 0, ny = 0;
+		const char *px = x->acat ? istr(s->cats, x->acat - 1, &nx) : "";
+		const char *py = y->acat ? istr(s->cats, y->acat - 1, &ny) : "";
+
+		c = memcmp(px, py, nx < ny ? nx : ny);
+		if (c != 0 || nx != ny)
+			return c != 0 ? c : (nx > ny) - (nx < ny);
+	}
+	return cmp_str(s, x->aid, y->aid);
+}
+
+/* Give string pids, string tids and async timelines numbers: the smallest
+ * positive integers not used by numeric ones, in string order, so the
+ * result does not depend on the order of the events. */
+static void
+assign_ids(src *s)
+{
+	nd_map64 *used = nd_map64_new();
+	uint32_t *idx = nd_xmalloc((s->nprocs + s->ntls + 1) * sizeof *idx);
+	size_t n = 0;
+	int64_t next = 1;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (!s->procs[i].isstr) {
+			s->procs[i].pid = s->procs[i].key;
+			nd_map64_put(used, (uint64_t)s->procs[i].key, NULL);
+		} else
+			idx[n++] = (uint32_t)i;
+	}
+	nd_sort(idx, n, sizeof *idx, cmp_proc_idx, s);
+	for (size_t i = 0; i < n; i++) {
+		while (nd_map64_get(used, (uint64_t)next) != NULL)
+			next++;
+		s->procs[idx[i]].pid = next++;
+	}
+	nd_map64_free(used);
+	/* tids, per process */
+	for (size_t pi = 0; pi < s->nprocs; pi++) {
+		int64_t maxtid = 0;
+
+		used = nd_map64_new();
+		n = 0;
+		for (size_t i = 0; i < s->ntls; i++) {
+			tl *t = &s->tls[i];
+
+			if (t->proc != pi)
+				continue;
+			if (!t->async && !t->isstr) {
+				t->tid = t->key;
+				nd_map64_put(used, (uint64_t)t->key, NULL);
+				if (t->key > maxtid)
+					maxtid = t->key;
+			} else
+				idx[n++] = (uint32_t)i;
+		}
+		nd_sort(idx, n, sizeof *idx, cmp_tl_idx, s);
+		next = 1;
+		for (size_t i = 0; i < n; i++) {
+			tl *t = &s->tls[idx[i]];
+
+			if (t->async && next <= maxtid)
+				next = maxtid + 1;
+			while (nd_map64_get(used, (uint64_t)next) != NULL)
+				next++;
+			t->tid = next++;
+			if (!t->async && t->tid > maxtid)
+				maxtid = t->tid;
+		}
+		nd_map64_free(used);
+	}
+	free(idx);
+}
+
+static int
+cmp_idx_ts(const void *a, const void *b, void *ctx)
+{
+	const rec *v = ctx;
+	const rec *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The order of EVENTS.md: ts ascending, longer first; on a full tie the
+ * more enclosing kind first (step, label, module frame, python, op,
+ * runtime, device op); non-spans after the spans starting with them. */
+static int
+cmp_rec(const void *a, const void *b, void *ctx)
+{
+	const src *s = ctx;
+	const rec *x = a, *y = b;
+	int64_t dx, dy;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	dx = x->kind == K_SPAN ? x->dur : -1;
+	dy = y->kind == K_SPAN ? y->dur : -1;
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return (int)s->ops[x->op].tie - (int)s->ops[y->op].tie;
+}
+
+/* Merge the args of an E into its B (members of B win), as plain text. */
+static void
+merge_args(src *s, rec *b, const rec *e)
+{
+	const char *p, *q;
+	size_t n;
+	nd_jval k, v;
+	char *d0, *o;
+	int nmem = 1;
+	nd_buf bt = ND_BUF_INIT, et = ND_BUF_INIT;
+
+	if (e->args == ARGS_NONE)
+		return;
+	if (b->args == ARGS_NONE) {
+		b->args = e->args;
+		return;
+	}
+	p = args_get(s, b->args, &n);
+	detok(s, &bt, p, n);
+	p = args_get(s, e->args, &n);
+	detok(s, &et, p, n);
+	s->nakeys = 0;
+	q = bt.p + 1;
+	while (obj_next(&q, bt.p + bt.len, &k, &v)) {
+		nd_grow(&s->akeys, &s->capakeys, s->nakeys + 1,
+		    sizeof *s->akeys);
+		s->akeys[s->nakeys++] = k;
+	}
+	n = 0;
+	q = et.p + 1;
+	while (obj_next(&q, et.p + et.len, &k, &v)) {
+		nd_grow(&s->extras, &s->capextras, n + 1, sizeof *s->extras);
+		s->extras[n].k = k;
+		s->extras[n].v = v;
+		n++;
+	}
+	d0 = nd_spool_reserve(s->spool, bt.len + et.len + 16);
+	memcpy(d0, bt.p, bt.len - 1);	/* without '}' */
+	o = d0 + bt.len - 1;
+	append_extras(s, n, &o, &nmem);
+	*o++ = '}';
+	b->args = args_commit(s, d0, (size_t)(o - d0));
+	nd_buf_free(&bt);
+	nd_buf_free(&et);
+}
+
+/* Match B/E (and async b/e) pairs on a timeline, in time order (file
+ * order on equal times): an E closes the latest open B. */
+static void
+match_pairs(src *s, tl *t)
+{
+	uint32_t *idx = nd_xmalloc(t->n * sizeof *idx), *stack;
+	size_t n = 0, ns = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].kind == K_B || t->v[i].kind == K_E)
+			idx[n++] = (uint32_t)i;
+	nd_sort(idx, n, sizeof *idx, cmp_idx_ts, t->v);
+	stack = nd_xmalloc((n + 1) * sizeof *stack);
+	for (size_t i = 0; i < n; i++) {
+		rec *r = &t->v[idx[i]];
+
+		if (r->kind == K_B) {
+			stack[ns++] = idx[i];
+			continue;
+		}
+		r->kind = K_DEAD;
+		if (ns == 0) {
+			skip(s, t->async ? SK_UNMATCHED_ASYNC_E : SK_UNMATCHED_E);
+			continue;
+		}
+		{
+			rec *b = &t->v[stack[--ns]];
+			const op *o = &s->ops[b->op];
+
+			b->kind = K_SPAN;
+			b->dur = r->ts - b->ts;
+			if (b->dur >= LIM53) {
+				b->kind = K_DEAD;
+				skip(s, SK_BAD_DUR);
+				continue;
+			}
+			merge_args(s, b, r);
+			s->nx++;
+			if ((o->flags & OP_STEP) && !(o->flags & OP_DEVICE)) {
+				nd_grow(&s->steps, &s->capsteps, s->nsteps + 1,
+				    sizeof *s->steps);
+				s->steps[s->nsteps].ts = b->ts;
+				s->steps[s->nsteps].end = b->ts + b->dur;
+				s->steps[s->nsteps].n = o->stepno;
+				s->nsteps++;
+			}
+		}
+	}
+	while (ns > 0) {
+		t->v[stack[--ns]].kind = K_DEAD;
+		skip(s, t->async ? SK_UNMATCHED_ASYNC_B : SK_UNMATCHED_B);
+	}
+	free(stack);
+	free(idx);
+	/* drop the dead */
+	n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].kind != K_DEAD)
+			t->v[n++] = t->v[i];
+	t->n = n;
+}
+
+/* Scope of a label inside a scope: "parent/label", except that a label
+ * that begins with the enclosing label and '/' replaces it (torch users
+ * write record_function("block.0/attention") inside "block.0"). */
+static uint32_t
+scope_join(src *s, uint32_t parent, uint32_t pelem, uint32_t elem,
+    uint32_t *newelem)
+{
+	uint32_t key[3] = { parent, pelem, elem };
+	uint32_t n = nd_intern_count(s->joinkeys);
+	uint32_t id = nd_intern_id(s->joinkeys, (const char *)key, sizeof key);
+
+	if (id == n) {
+		size_t en, pn, pen;
+		const char *e = istr(s->strs, elem, &en);
+		uint32_t sc;
+
+		nd_buf_reset(&s->scratch);
+		if (parent == NONE32)
+			nd_buf_add(&s->scratch, e, en);
+		else {
+			const char *ps = istr(s->scopes, parent, &pn);
+			const char *pe = pelem != NONE32 ?
+			    istr(s->strs, pelem, &pen) : NULL;
+
+			if (pe != NULL && en > pen && e[pen] == '/' &&
+			    memcmp(e, pe, pen) == 0 && pn >= pen &&
+			    memcmp(ps + pn - pen, pe, pen) == 0) {
+				nd_buf_add(&s->scratch, ps, pn - pen);
+				nd_buf_add(&s->scratch, e, en);
+			} else {
+				nd_buf_add(&s->scratch, ps, pn);
+				nd_buf_addc(&s->scratch, '/');
+				nd_buf_add(&s->scratch, e, en);
+			}
+		}
+		sc = intern(s->scopes, s->scratch.p, s->scratch.len);
+		nd_grow(&s->joins, &s->capjoins, (size_t)id + 1,
+		    sizeof *s->joins);
+		{
+			size_t cap = s->capjoins;
+
+			/* joinelem grows with joins (same capacity) */
+			s->joinelem = nd_xrealloc(s->joinelem,
+			    cap * sizeof *s->joinelem);
+		}
+		s->joins[id] = sc;
+		s->joinelem[id] = elem;
+	}
+	*newelem = s->joinelem[id];
+	return s->joins[id];
+}
+
+static inline uint64_t
+pack(uint32_t scope, int32_t step)
+{
+	return (uint64_t)scope << 32 | (uint32_t)step;
+}
+
+static int32_t
+step_at(const src *s, int64_t ts)
+{
+	size_t lo = 0, hi = s->nsteps;
+
+	/* last interval starting at or before ts */
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (s->steps[m].ts <= ts)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo > 0 && ts < s->steps[lo - 1].end)
+		return s->steps[lo - 1].n;
+	return NOSTEP;
+}
+
+static int
+cmp_step(const void *a, const void *b, void *ctx)
+{
+	const stepiv *x = a, *y = b;
+
+	(void)ctx;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+static int
+cmp_launch(const void *a, const void *b, void *ctx)
+{
+	const launch *x = a, *y = b;
+
+	(void)ctx;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return (x->packed > y->packed) - (x->packed < y->packed);
+}
+
+static const launch *
+launch_find(const src *s, int64_t corr)
+{
+	size_t lo = 0, hi = s->nlaunches;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (s->launches[m].corr < corr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < s->nlaunches && s->launches[lo].corr == corr ?
+	    &s->launches[lo] : NULL;
+}
+
+static void
+launch_add(src *s, int64_t corr, uint64_t packed)
+{
+	nd_grow(&s->launches, &s->caplaunches, s->nlaunches + 1,
+	    sizeof *s->launches);
+	s->launches[s->nlaunches].corr = corr;
+	s->launches[s->nlaunches].packed = packed;
+	s->nlaunches++;
+}
+
+/* A device op without args.correlation: the id of a launch flow ('f')
+ * that ends on it (same timeline, same ts). */
+static int
+flow_corr(const src *s, const tl *t, size_t i, int64_t *corr)
+{
+	const rec *v = t->v;
+
+	for (size_t j = i + 1; j < t->n && v[j].ts == v[i].ts; j++)
+		if (v[j].kind == K_FLOW && (v[j].flags & F_FMASK) == F_FF &&
+		    !(v[j].flags & F_STRID) &&
+		    (s->ops[v[j].op].flags & OP_LAUNCHFLOW)) {
+			*corr = v[j].corr;
+			return 1;
+		}
+	for (size_t j = i; j > 0 && v[j - 1].ts == v[i].ts; j--)
+		if (v[j - 1].kind == K_FLOW &&
+		    (v[j - 1].flags & F_FMASK) == F_FF &&
+		    !(v[j - 1].flags & F_STRID) &&
+		    (s->ops[v[j - 1].op].flags & OP_LAUNCHFLOW)) {
+			*corr = v[j - 1].corr;
+			return 1;
+		}
+	return 0;
+}
+
+/* Walk a sorted timeline: each record gets the scope and step of the spans
+ * enclosing it; host launches are recorded, device ops take their
+ * launch's.  The result replaces corr (except for flows). */
+static void
+walk(src *s, tl *t)
+{
+	size_t nf = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		rec *r = &t->v[i];
+		const op *o = &s->ops[r->op];
+		uint32_t scope = NONE32, elem = NONE32;
+		int32_t step = NOSTEP;
+		uint64_t packed;
+
+		while (nf > 0 && s->frames[nf - 1].end <= r->ts)
+			nf--;
+		if (nf > 0) {
+			scope = s->frames[nf - 1].scope;
+			elem = s->frames[nf - 1].elem;
+			step = s->frames[nf - 1].step;
+		}
+		if (r->kind == K_SPAN && r->dur > 0) {
+			frame f = { r->ts + r->dur, scope, elem, step };
+
+			if (o->flags & OP_STEP)
+				f.step = o->stepno;
+			else if (o->flags & OP_ANNOT)
+				f.scope = scope_join(s, scope, elem, o->elem,
+				    &f.elem);
+			nd_grow(&s->frames, &s->capframes, nf + 1,
+			    sizeof *s->frames);
+			s->frames[nf++] = f;
+		}
+		if (o->flags & OP_STEP)
+			step = o->stepno;
+		if (o->tfscope != NONE32)
+			scope = o->tfscope;
+		if (step == NOSTEP && !(o->flags & OP_DEVICE) && s->nsteps > 0)
+			step = step_at(s, r->ts);
+		packed = pack(scope, step);
+		if (o->flags & OP_DEVICE) {
+			int64_t corr = r->corr;
+			int has = (r->flags & F_CORR) ? 1 :
+			    r->kind == K_FLOW ? 0 : flow_corr(s, t, i, &corr);
+			const launch *l = has ? launch_find(s, corr) : NULL;
+
+			if (l != NULL && r->kind != K_FLOW)
+				packed = l->packed;
+		} else if (t->has_device)
+			;	/* launches are sorted by now: none added */
+		else if (r->kind == K_SPAN && (r->flags & F_CORR))
+			launch_add(s, r->corr, packed);
+		else if (r->kind == K_FLOW && (r->flags & F_FMASK) == F_FS &&
+		    !(r->flags & F_STRID) && (o->flags & OP_LAUNCHFLOW))
+			launch_add(s, r->corr, packed);
+		if (r->kind != K_FLOW)
+			r->corr = (int64_t)packed;
+	}
+}
+
+/* ---------- output ---------- */
+
+static uint64_t
+frag_add(src *s, const char *p, size_t n)
+{
+	uint64_t off = s->frags.len;
+
+	nd_buf_add(&s->frags, p, n);
+	return off << 24 | n;
+}
+
+static const char *
+frag_get(const src *s, uint64_t f, size_t *n)
+{
+	*n = (size_t)(f & 0xffffff);
+	return s->frags.p + (f >> 24);
+}
+
+/* A frag is packed with a 24-bit length: strings longer than 2 MiB are
+ * cut (only hostile input has names that long). */
+static uint64_t
+frag_json(src *s, const char *key, const char *p, size_t n)
+{
+	nd_buf_reset(&s->scratch2);
+	nd_buf_adds(&s->scratch2, key);
+	nd_json_put_str(&s->scratch2, p, n > (1u << 21) ? (1u << 21) : n);
+	return frag_add(s, s->scratch2.p, s->scratch2.len);
+}
+
+static const char *
+tl_process(const src *s, const tl *t, size_t *n)
+{
+	const proc *p = &s->procs[t->proc];
+
+	if (p->name != NONE32)
+		return istr(s->strs, p->name, n);
+	if (p->isstr)
+		return istr(s->strs, (uint32_t)p->key, n);
+	*n = 0;
+	return NULL;
+}
+
+static const char *
+tl_thread(src *s, const tl *t, size_t *n)
+{
+	if (t->thread_name != NONE32)
+		return istr(s->strs, t->thread_name, n);
+	if (t->async) {
+		size_t cn = 0, in;
+		const char *c = t->acat ? istr(s->cats, t->acat - 1, &cn) : "";
+		const char *i = istr(s->strs, t->aid, &in);
+
+		nd_buf_reset(&s->scratch);
+		nd_buf_adds(&s->scratch, "async ");
+		if (cn > 0) {
+			nd_buf_add(&s->scratch, c, cn);
+			nd_buf_addc(&s->scratch, ' ');
+		}
+		nd_buf_add(&s->scratch, i, in);
+		*n = s->scratch.len;
+		return s->scratch.p;
+	}
+	if (t->isstr)
+		return istr(s->strs, (uint32_t)t->key, n);
+	*n = 0;
+	return NULL;
+}
+
+/* "GPU 3", "CPU", "/device:TPU:0", "/host:CPU" -> "GPU:3", "CPU", ... */
+static int
+device_from(const char *p, size_t n, char out[32])
+{
+	static const char *const kinds[] = {
+		"GPU", "TPU", "CPU", "XPU", "NPU", "HPU", "MTIA", NULL
+	};
+
+	if (p == NULL)
+		return 0;
+	if (n > 8 && memcmp(p, "/device:", 8) == 0) {
+		p += 8;
+		n -= 8;
+	} else if (n > 6 && memcmp(p, "/host:", 6) == 0) {
+		p += 6;
+		n -= 6;
+	}
+	for (int i = 0; kinds[i] != NULL; i++) {
+		size_t kn = strlen(kinds[i]);
+		size_t j = kn;
+		int64_t v;
+
+		if (n < kn || strncasecmp(p, kinds[i], kn) != 0)
+			continue;
+		if (n == kn) {
+			snprintf(out, 32, "%s", kinds[i]);
+			return 1;
+		}
+		if (p[j] == ' ' || p[j] == ':' || p[j] == '_')
+			j++;
+		if (canon_int(p + j, n - j, &v) == 0 && v >= 0 && v < 1000000) {
+			snprintf(out, 32, "%s:%lld", kinds[i], (long long)v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+tl_frag(src *s, tl *t)
+{
+	const proc *p = &s->procs[t->proc];
+	size_t pn = 0, tn = 0, ln = 0;
+	const char *ps = tl_process(s, t, &pn);
+	const char *lb = p->labels != NONE32 ? istr(s->strs, p->labels, &ln) :
+	    NULL;
+	char dev[32];
+	int has_dev = 1;
+	nd_buf *b = &t->frag;
+
+	nd_buf_adds(b, ",\"pid\":");
+	nd_json_put_i64(b, p->pid);
+	nd_buf_adds(b, ",\"tid\":");
+	nd_json_put_i64(b, t->tid);
+	if (ps != NULL && pn > 0) {
+		nd_buf_adds(b, ",\"process\":");
+		nd_json_put_str(b, ps, pn);
+	}
+	{
+		const char *ts = tl_thread(s, t, &tn);
+
+		if (ts != NULL && tn > 0) {
+			nd_buf_adds(b, ",\"thread\":");
+			nd_json_put_str(b, ts, tn);
+		}
+	}
+	if (t->devno >= 0)
+		snprintf(dev, sizeof dev, "GPU:%d", (int)t->devno);
+	else if (device_from(lb, ln, dev) || device_from(ps, pn, dev))
+		;
+	else if (t->has_device) {
+		/* Kineto numbers GPU processes by device index */
+		snprintf(dev, sizeof dev, "GPU");
+		for (size_t i = 0; i < s->ndevids; i++)
+			if (!p->isstr && p->key == s->devids[i])
+				snprintf(dev, sizeof dev, "GPU:%lld",
+				    (long long)p->key);
+	}
+	else if (t->has_host || (ps != NULL && memmem(ps, pn, "CPU", 3)))
+		snprintf(dev, sizeof dev, "CPU");
+	else
+		has_dev = 0;
+	if (has_dev) {
+		nd_buf_adds(b, ",\"device\":");
+		nd_json_put_str(b, dev, strlen(dev));
+	}
+	if (s->has_rank) {
+		nd_buf_adds(b, ",\"rank\":");
+		nd_json_put_i64(b, s->rank);
+	}
+}
+
+/* ,"cat":..,"class":..,"family":.. for a span of op o on timeline t. */
+static uint64_t
+cls_frag(src *s, uint32_t o, uint32_t ti)
+{
+	int isnew;
+	uint64_t *slot = nd_map64_put(s->clsfrag, (uint64_t)o << 32 | ti,
+	    &isnew);
+	const op *po = &s->ops[o];
+	nd_class_in in;
+	nd_class_out out;
+	size_t n;
+
+	if (!isnew)
+		return *slot;
+	memset(&in, 0, sizeof in);
+	in.name = istr(s->strs, po->name, NULL);
+	in.long_name = po->lname != NONE32 ? istr(s->strs, po->lname, NULL) :
+	    NULL;
+	in.cat = po->cat != NONE32 ? istr(s->cats, po->cat, NULL) : NULL;
+	{
+		/* process and thread as NUL-terminated copies */
+		const char *p = tl_process(s, &s->tls[ti], &n);
+		char *pc = p != NULL ? nd_xstrndup(p, n) : NULL;
+		const char *t = tl_thread(s, &s->tls[ti], &n);
+		char *tc = t != NULL ? nd_xstrndup(t, n) : NULL;
+
+		in.process = pc;
+		in.thread = tc;
+		nd_classify(s->o->rules, &in, &out);
+		free(pc);
+		free(tc);
+	}
+	nd_buf_reset(&s->scratch2);
+	if (in.cat != NULL) {
+		nd_buf_adds(&s->scratch2, ",\"cat\":");
+		nd_json_put_str(&s->scratch2, in.cat, strlen(in.cat));
+	}
+	nd_buf_adds(&s->scratch2, ",\"class\":");
+	nd_json_put_str(&s->scratch2, out.cls, strlen(out.cls));
+	nd_buf_adds(&s->scratch2, ",\"family\":");
+	nd_json_put_str(&s->scratch2, out.family, strlen(out.family));
+	slot = nd_map64_put(s->clsfrag, (uint64_t)o << 32 | ti, NULL);
+	*slot = frag_add(s, s->scratch2.p, s->scratch2.len);
+	return *slot;
+}
+
+static void
+put_frag(src *s, nd_buf *b, uint64_t f)
+{
+	size_t n;
+	const char *p = frag_get(s, f, &n);
+
+	nd_buf_add(b, p, n);
+}
+
+static void
+put_name(src *s, nd_buf *b, op *o)
+{
+	if (o->namej == 0) {
+		size_t n;
+		const char *p = istr(s->strs, o->name, &n);
+
+		o->namej = frag_json(s, ",\"name\":", p, n);
+	}
+	put_frag(s, b, o->namej);
+}
+
+static void
+put_scope(src *s, nd_buf *b, uint32_t sc)
+{
+	if (sc == NONE32)
+		return;
+	if (sc >= s->capscopej) {
+		size_t old = s->capscopej;
+
+		nd_grow(&s->scopej, &s->capscopej, (size_t)sc + 1,
+		    sizeof *s->scopej);
+		memset(s->scopej + old, 0, (s->capscopej - old) *
+		    sizeof *s->scopej);
+	}
+	if (s->scopej[sc] == 0) {
+		size_t n;
+		const char *p = istr(s->scopes, sc, &n);
+
+		s->scopej[sc] = frag_json(s, ",\"scope\":", p, n);
+	}
+	put_frag(s, b, s->scopej[sc]);
+}
+
+static void
+put_args(src *s, nd_buf *b, const char *key, uint64_t a)
+{
+	size_t n;
+	const char *p;
+
+	if (a == ARGS_NONE)
+		return;
+	p = args_get(s, a, &n);
+	nd_buf_adds(b, key);
+	detok(s, b, p, n);
+}
+
+static void
+put_rec(src *s, nd_buf *b, uint32_t ti, const rec *r, int64_t shift)
+{
+	tl *t = &s->tls[ti];
+	op *o = &s->ops[r->op];
+	uint32_t scope = (uint32_t)((uint64_t)r->corr >> 32);
+	int32_t step = (int32_t)(uint32_t)r->corr;
+	int64_t ts = r->ts - shift;
+
+	if (ts >= LIM53 || ts <= -LIM53) {
+		skip(s, SK_TS_RANGE);
+		return;
+	}
+	switch (r->kind) {
+	case K_SPAN:
+		nd_buf_adds(b, "{\"type\":\"span\",\"ts_ns\":");
+		nd_json_put_i64(b, ts);
+		nd_buf_adds(b, ",\"dur_ns\":");
+		nd_json_put_i64(b, r->dur);
+		s->spans++;
+		break;
+	case K_INSTANT:
+		nd_buf_adds(b, "{\"type\":\"instant\",\"ts_ns\":");
+		nd_json_put_i64(b, ts);
+		s->instants++;
+		break;
+	case K_COUNTER:
+		nd_buf_adds(b, "{\"type\":\"counter\",\"ts_ns\":");
+		nd_json_put_i64(b, ts);
+		s->counters++;
+		break;
+	case K_FLOW:
+		nd_buf_adds(b, "{\"type\":\"flow\",\"ts_ns\":");
+		nd_json_put_i64(b, ts);
+		s->flows++;
+		break;
+	default:
+		return;
+	}
+	put_name(s, b, o);
+	nd_buf_add(b, t->frag.p, t->frag.len);
+	if (r->kind == K_FLOW) {
+		size_t n;
+
+		if (o->cat != NONE32) {
+			const char *c = istr(s->cats, o->cat, &n);
+
+			nd_buf_adds(b, ",\"cat\":");
+			nd_json_put_str(b, c, n);
+		}
+		put_args(s, b, ",\"args\":", r->args);
+		nd_buf_adds(b, ",\"flow_id\":");
+		if (r->flags & F_STRID) {
+			const char *id = istr(s->strs, (uint32_t)r->corr, &n);
+
+			nd_json_put_str(b, id, n);
+		} else
+			nd_json_put_i64(b, r->corr);
+		nd_buf_adds(b, (r->flags & F_FMASK) == F_FS ?
+		    ",\"flow_phase\":\"s\"}\n" : (r->flags & F_FMASK) == F_FT ?
+		    ",\"flow_phase\":\"t\"}\n" : ",\"flow_phase\":\"f\"}\n");
+		return;
+	}
+	if (step != NOSTEP) {
+		nd_buf_adds(b, ",\"step\":");
+		nd_json_put_i64(b, step);
+	}
+	if (r->kind == K_SPAN)
+		put_frag(s, b, cls_frag(s, r->op, ti));
+	else if (o->cat != NONE32) {
+		size_t n;
+		const char *c = istr(s->cats, o->cat, &n);
+
+		nd_buf_adds(b, ",\"cat\":");
+		nd_json_put_str(b, c, n);
+	}
+	if (r->kind == K_COUNTER) {
+		if (r->args != ARGS_NONE)
+			put_args(s, b, ",\"values\":", r->args);
+		else
+			nd_buf_adds(b, ",\"values\":{}");
+		nd_buf_add(b, "}\n", 2);
+		return;
+	}
+	put_scope(s, b, scope);
+	put_args(s, b, ",\"args\":", r->args);
+	nd_buf_add(b, "}\n", 2);
+}
+
+/* Rank from "rank3", "rank-3", "rank_3" in the file name. */
+static int
+rank_from_name(const char *path, int64_t *rank)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b != NULL ? b + 1 : path;
+	for (const char *p = b; *p != '\0'; p++) {
+		const char *q = p + 4;
+		size_t n = 0;
+
+		if (strncasecmp(p, "rank", 4) != 0)
+			continue;
+		if (p > b && ((p[-1] >= 'a' && p[-1] <= 'z') ||
+		    (p[-1] >= 'A' && p[-1] <= 'Z')))
+			continue;
+		if (*q == '-' || *q == '_')
+			q++;
+		while (q[n] >= '0' && q[n] <= '9')
+			n++;
+		if (n > 0 && n < 10 && canon_int(q, n, rank) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The merge of the sorted timelines by file position: a binary heap of
+ * timeline indices keyed by the seq of each one's next record. */
+static void
+heap_down(src *s, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && s->tls[h[l]].v[s->tls[h[l]].pos].seq <
+		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
+			m = l;
+		if (l + 1 < n && s->tls[h[l + 1]].v[s->tls[h[l + 1]].pos].seq <
+		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
+			m = l + 1;
+		if (m == i)
+			return;
+		{
+			uint32_t x = h[i];
+
+			h[i] = h[m];
+			h[m] = x;
+		}
+		i = m;
+	}
+}
+
+static void
+write_end(src *s, nd_buf *b)
+{
+	int first;
+
+	nd_buf_adds(b, "{\"type\":\"end\",\"events\":");
+	nd_json_put_u64(b, s->nev);
+	nd_buf_adds(b, ",\"spans\":");
+	nd_json_put_u64(b, s->spans);
+	nd_buf_adds(b, ",\"instants\":");
+	nd_json_put_u64(b, s->instants);
+	nd_buf_adds(b, ",\"counters\":");
+	nd_json_put_u64(b, s->counters);
+	nd_buf_adds(b, ",\"flows\":");
+	nd_json_put_u64(b, s->flows);
+	nd_buf_adds(b, ",\"metadata\":");
+	nd_json_put_u64(b, s->nmeta);
+	nd_buf_adds(b, ",\"phases\":{");
+	first = 1;
+	for (int c = 0; c < 128; c++)
+		if (s->phases[c] > 0) {
+			char k[2] = { (char)c, 0 };
+
+			if (!first)
+				nd_buf_addc(b, ',');
+			first = 0;
+			nd_json_put_str(b, k, 1);
+			nd_buf_addc(b, ':');
+			nd_json_put_u64(b, s->phases[c]);
+		}
+	nd_buf_adds(b, "},\"categories\":{");
+	{
+		uint32_t nc = nd_intern_count(s->cats);
+		uint32_t *idx = nd_xmalloc((nc + 1) * sizeof *idx);
+		size_t n = 0;
+
+		for (uint32_t i = 0; i < nc; i++)
+			if (i < s->capcat && s->catcount[i] > 0)
+				idx[n++] = i;
+		/* sorted by name: a small insertion sort */
+		for (size_t i = 1; i < n; i++) {
+			uint32_t x = idx[i];
+			size_t j = i;
+			const char *xs = istr(s->cats, x, NULL);
+
+			while (j > 0 && strcmp(istr(s->cats, idx[j - 1], NULL),
+			    xs) > 0) {
+				idx[j] = idx[j - 1];
+				j--;
+			}
+			idx[j] = x;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t cn;
+			const char *c = istr(s->cats, idx[i], &cn);
+
+			if (i > 0)
+				nd_buf_addc(b, ',');
+			nd_json_put_str(b, c, cn);
+			nd_buf_addc(b, ':');
+			nd_json_put_u64(b, s->catcount[idx[i]]);
+		}
+		free(idx);
+	}
+	nd_buf_adds(b, "},\"skipped\":{");
+	first = 1;
+	for (int r = 0; r < SK_NREASONS; r++)
+		if (s->skipped[r] > 0) {
+			if (!first)
+				nd_buf_addc(b, ',');
+			first = 0;
+			nd_json_put_str(b, skip_names[r], strlen(skip_names[r]));
+			nd_buf_addc(b, ':');
+			nd_json_put_u64(b, s->skipped[r]);
+		}
+	nd_buf_adds(b, "},\"sha256\":\"");
+	nd_buf_adds(b, s->sha);
+	nd_buf_adds(b, "\",\"suspected_truncation\":");
+	{
+		int trunc = s->overflowed || nd_chrome_unclosed(s->ch) ||
+		    s->nx == 1000000 || s->nx == 5000000 ||
+		    s->ntimed == 1000000 || s->ntimed == 5000000;
+
+		nd_buf_adds(b, trunc ? "true" : "false");
+	}
+	nd_buf_adds(b, ",\"warnings\":[");
+	nd_buf_add(b, s->warnings.p, s->warnings.len);
+	nd_buf_adds(b, "]}\n");
+}
+
+static void
+src_free(src *s)
+{
+	for (size_t i = 0; i < s->ntls; i++) {
+		free_array(s->tls[i].v, s->tls[i].cap * sizeof *s->tls[i].v);
+		nd_buf_free(&s->tls[i].frag);
+	}
+	free(s->tls);
+	free(s->procs);
+	free(s->ops);
+	free(s->joins);
+	free(s->joinelem);
+	free(s->catcount);
+	free(s->steps);
+	free(s->launches);
+	free(s->frames);
+	free(s->extras);
+	free(s->scopej);
+	free(s->devids);
+	nd_intern_free(s->strs);
+	nd_intern_free(s->cats);
+	nd_intern_free(s->scopes);
+	nd_intern_free(s->opkeys);
+	nd_intern_free(s->pkeys);
+	nd_intern_free(s->tlkeys);
+	nd_intern_free(s->joinkeys);
+	nd_intern_free(s->kdict);
+	free(s->akeys);
+	nd_map64_free(s->clsfrag);
+	nd_spool_free(s->spool);
+	nd_buf_free(&s->header);
+	nd_buf_free(&s->warnings);
+	nd_buf_free(&s->scratch);
+	nd_buf_free(&s->scratch2);
+	nd_buf_free(&s->frags);
+}
+
+/* ---------- the reader thread ----------
+ *
+ * Reading, hashing, decompressing and validating (nd_in + nd_chrome) run
+ * on a second thread that hands batches of validated events to the
+ * decoder, so the two halves of phase 1 overlap on two cores.  Items are
+ * copied into the batch (their slices would not outlive the next
+ * nd_chrome_next).  A fatal input error on the reader ends the process
+ * from there, which is safe: nothing has been written yet. */
+
+#define BATCH_BYTES ((size_t)1 << 20)
+#define BATCH_ITEMS 16384
+#define NBATCH 4
+
+typedef struct bitem {
+	nd_chrome_item it;	/* raw pointers stored as offsets into buf */
+} bitem;
+
+typedef struct batch {
+	char *buf;
+	size_t len, cap;
+	bitem *items;
+	size_t n, capn;
+	int last;
+} batch;
+
+typedef struct reader {
+	nd_chrome *ch;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	batch b[NBATCH];
+	size_t w, r;		/* batches filled / consumed */
+} reader;
+
+static size_t
+batch_copy(batch *b, const char *p, size_t n)
+{
+	size_t off = b->len;
+
+	if (b->len + n > b->cap) {
+		size_t c = b->cap ? b->cap : BATCH_BYTES + 4096;
+
+		while (c < b->len + n)
+			c *= 2;
+		b->buf = nd_xrealloc(b->buf, c);
+		b->cap = c;
+	}
+	if (n > 0)
+		memcpy(b->buf + off, p, n);
+	b->len += n;
+	return off;
+}
+
+static void *
+reader_main(void *arg)
+{
+	reader *rd = arg;
+
+	for (;;) {
+		batch *b;
+		int last = 0;
+
+		pthread_mutex_lock(&rd->mu);
+		while (rd->w - rd->r == NBATCH)
+			pthread_cond_wait(&rd->cv, &rd->mu);
+		pthread_mutex_unlock(&rd->mu);
+		b = &rd->b[rd->w % NBATCH];
+		b->len = b->n = 0;
+		b->last = 0;
+		if (b->cap > 4 * BATCH_BYTES) {
+			/* after a huge event: give the memory back */
+			free(b->buf);
+			b->buf = NULL;
+			b->cap = 0;
+		}
+		while (b->len < BATCH_BYTES && b->n < BATCH_ITEMS) {
+			nd_chrome_item it;
+			bitem *x;
+
+			if (nd_chrome_next(rd->ch, &it) == ND_CHROME_END) {
+				b->last = last = 1;
+				break;
+			}
+			nd_grow(&b->items, &b->capn, b->n + 1, sizeof *b->items);
+			x = &b->items[b->n++];
+			x->it = it;
+			if (it.kind == ND_CHROME_MEMBER)
+				x->it.key.raw = (const char *)(uintptr_t)
+				    batch_copy(b, it.key.raw, it.key.len);
+			if (it.val.type != ND_JNONE)
+				x->it.val.raw = (const char *)(uintptr_t)
+				    batch_copy(b, it.val.raw, it.val.len);
+		}
+		pthread_mutex_lock(&rd->mu);
+		rd->w++;
+		pthread_cond_signal(&rd->cv);
+		pthread_mutex_unlock(&rd->mu);
+		if (last)
+			return NULL;
+	}
+}
+
+/* The next batch from the reader (items with real pointers), NULL after
+ * the last one was released. */
+static batch *
+reader_next(reader *rd)
+{
+	batch *b;
+
+	pthread_mutex_lock(&rd->mu);
+	while (rd->r == rd->w)
+		pthread_cond_wait(&rd->cv, &rd->mu);
+	pthread_mutex_unlock(&rd->mu);
+	b = &rd->b[rd->r % NBATCH];
+	for (size_t i = 0; i < b->n; i++) {
+		nd_chrome_item *it = &b->items[i].it;
+
+		if (it->kind == ND_CHROME_MEMBER)
+			it->key.raw = b->buf + (uintptr_t)it->key.raw;
+		if (it->val.type != ND_JNONE)
+			it->val.raw = b->buf + (uintptr_t)it->val.raw;
+	}
+	return b;
+}
+
+static void
+reader_release(reader *rd)
+{
+	pthread_mutex_lock(&rd->mu);
+	rd->r++;
+	pthread_cond_signal(&rd->cv);
+	pthread_mutex_unlock(&rd->mu);
+}
+
+/* Phase 1 over the whole document: on the reader thread when one can be
+ * started, else inline. */
+static void
+read_all(src *s)
+{
+	reader rd;
+	nd_chrome_item it;
+	int k, done = 0;
+
+	memset(&rd, 0, sizeof rd);
+	rd.ch = s->ch;
+	pthread_mutex_init(&rd.mu, NULL);
+	pthread_cond_init(&rd.cv, NULL);
+	if (pthread_create(&rd.th, NULL, reader_main, &rd) != 0) {
+		while ((k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
+			if (k == ND_CHROME_EVENT)
+				event(s, &it);
+			else
+				member(s, &it);
+		}
+		done = 1;
+	}
+	while (!done) {
+		batch *b = reader_next(&rd);
+
+		for (size_t i = 0; i < b->n; i++) {
+			if (b->items[i].it.kind == ND_CHROME_EVENT)
+				event(s, &b->items[i].it);
+			else
+				member(s, &b->items[i].it);
+		}
+		done = b->last;
+		reader_release(&rd);
+	}
+	if (rd.w > 0 || rd.r > 0)
+		pthread_join(rd.th, NULL);
+	for (int i = 0; i < NBATCH; i++) {
+		free(rd.b[i].buf);
+		free(rd.b[i].items);
+	}
+	pthread_mutex_destroy(&rd.mu);
+	pthread_cond_destroy(&rd.cv);
+}
+
+static void
+convert(const char *path, const struct opts *o, nd_out *out)
+{
+	src s;
+	nd_in *in;
+	int64_t shift = 0, origin;
+	nd_buf *b;
+	uint32_t *heap;
+	size_t nh = 0;
+
+	memset(&s, 0, sizeof s);
+	s.o = o;
+	s.strs = nd_intern_new();
+	s.cats = nd_intern_new();
+	s.scopes = nd_intern_new();
+	s.opkeys = nd_intern_new();
+	s.pkeys = nd_intern_new();
+	s.tlkeys = nd_intern_new();
+	s.joinkeys = nd_intern_new();
+	s.kdict = nd_intern_new();
+	s.clsfrag = nd_map64_new();
+	s.spool = nd_spool_new();
+	s.lasttl = NONE32;
+	nd_buf_add(&s.frags, "", 0);
+	nd_buf_addc(&s.frags, 0);	/* offset 0 means "unset" */
+
+	/* Phase 1 */
+	in = nd_in_open_hashed(path);
+	s.path = nd_in_name(in);
+	s.ch = nd_chrome_open(in);
+	read_all(&s);
+	nd_in_sha256(in, s.sha);
+	if (nd_chrome_unclosed(s.ch))
+		warn_add(&s, "the event array is not closed (allowed by the "
+		    "Trace Event Format, but the file may be truncated)");
+	if (s.overflowed)
+		warn_add(&s, "the profiler reported trace_buffer_overflowed: "
+		    "events were lost");
+	if (s.nx == 1000000 || s.nx == 5000000 || s.ntimed == 1000000 ||
+	    s.ntimed == 5000000)
+		warn_add(&s, "exactly %llu events: the count of a known export "
+		    "cap, the trace is probably truncated",
+		    (unsigned long long)(s.nx == 1000000 || s.nx == 5000000 ?
+		    s.nx : s.ntimed));
+
+	/* Phase 2 */
+	if (!s.has_rank && o->has_rank) {
+		s.has_rank = 1;
+		s.rank = o->rank;
+	}
+	if (!s.has_rank && strcmp(path, "-") != 0 &&
+	    rank_from_name(path, &s.rank))
+		s.has_rank = 1;
+	assign_ids(&s);
+	for (size_t i = 0; i < s.ntls; i++) {
+		tl *t = &s.tls[i];
+
+		if (t->has_be || t->async)
+			match_pairs(&s, t);
+		nd_sort(t->v, t->n, sizeof *t->v, cmp_rec, &s);
+	}
+	nd_sort(s.steps, s.nsteps, sizeof *s.steps, cmp_step, NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < s.ntls; i++)
+			if (s.tls[i].has_device == pass)
+				walk(&s, &s.tls[i]);
+		if (pass == 0)
+			nd_sort(s.launches, s.nlaunches, sizeof *s.launches,
+			    cmp_launch, NULL);
+	}
+	free(s.launches);
+	s.launches = NULL;
+	s.nlaunches = s.caplaunches = 0;
+	/* The origin: baseTimeNanoseconds, moved by whole seconds when the
+	 * times would not stay below 2^53 ns (an epoch clock without one). */
+	origin = s.has_base ? s.base_ns : 0;
+	if (s.any_ts && (s.max_ts >= LIM53 || s.min_ts <= -LIM53)) {
+		int64_t sec = 1000000000;
+
+		shift = s.min_ts / sec * sec;
+		if (s.min_ts < 0 && s.min_ts % sec != 0)
+			shift -= sec;
+		origin += shift;
+	}
+	for (size_t i = 0; i < s.ntls; i++)
+		tl_frag(&s, &s.tls[i]);
+
+	/* Output */
+	b = nd_out_buf(out);
+	nd_meta_write(b, path, "chrome", origin, NULL, s.has_rank, s.rank);
+	if (s.header.len > 0 && b->len >= 2 && b->p[b->len - 2] == '}') {
+		b->len -= 2;
+		nd_buf_adds(b, ",\"header\":{");
+		nd_buf_add(b, s.header.p, s.header.len);
+		nd_buf_adds(b, "}}\n");
+	}
+	nd_out_commit(out);
+	heap = nd_xmalloc((s.ntls + 1) * sizeof *heap);
+	for (size_t i = 0; i < s.ntls; i++)
+		if (s.tls[i].n > 0)
+			heap[nh++] = (uint32_t)i;
+	for (size_t i = nh; i > 0; i--)
+		heap_down(&s, heap, nh, i - 1);
+	while (nh > 0) {
+		tl *t = &s.tls[heap[0]];
+		uint32_t next = UINT32_MAX;
+
+		/* Write from the first timeline until its next record comes
+		 * after the head of another one (a child of the root). */
+		for (size_t c = 1; c <= 2 && c < nh; c++) {
+			const tl *u = &s.tls[heap[c]];
+
+			if (u->v[u->pos].seq < next)
+				next = u->v[u->pos].seq;
+		}
+		do {
+			put_rec(&s, b, heap[0], &t->v[t->pos], shift);
+			nd_out_commit(out);
+		} while (++t->pos < t->n && t->v[t->pos].seq < next);
+		if (t->pos == t->n)
+			heap[0] = heap[--nh];
+		heap_down(&s, heap, nh, 0);
+	}
+	free(heap);
+	if (s.skipped[SK_UNMATCHED_B] > 0)
+		warn_add(&s, "skipped %llu B (begin) event%s without an E",
+		    (unsigned long long)s.skipped[SK_UNMATCHED_B],
+		    s.skipped[SK_UNMATCHED_B] == 1 ? "" : "s");
+	if (s.skipped[SK_UNMATCHED_E] > 0)
+		warn_add(&s, "skipped %llu E (end) event%s without a B",
+		    (unsigned long long)s.skipped[SK_UNMATCHED_E],
+		    s.skipped[SK_UNMATCHED_E] == 1 ? "" : "s");
+	if (s.skipped[SK_UNMATCHED_ASYNC_B] + s.skipped[SK_UNMATCHED_ASYNC_E] > 0)
+		warn_add(&s, "skipped %llu async begin and %llu async end "
+		    "events without a partner",
+		    (unsigned long long)s.skipped[SK_UNMATCHED_ASYNC_B],
+		    (unsigned long long)s.skipped[SK_UNMATCHED_ASYNC_E]);
+	{
+		uint64_t bad = 0, un = s.skipped[SK_UNSUPPORTED];
+
+		for (int r = 0; r < SK_NREASONS; r++)
+			if (r != SK_UNMATCHED_B && r != SK_UNMATCHED_E &&
+			    r != SK_UNMATCHED_ASYNC_B &&
+			    r != SK_UNMATCHED_ASYNC_E &&
+			    r != SK_FLOW_DROPPED && r != SK_UNSUPPORTED)
+				bad += s.skipped[r];
+		if (bad > 0)
+			warn_add(&s, "skipped %llu malformed event%s (see "
+			    "\"skipped\" in the end record)",
+			    (unsigned long long)bad, bad == 1 ? "" : "s");
+		if (un > 0)
+			warn_add(&s, "skipped %llu event%s of %s phase%s",
+			    (unsigned long long)un, un == 1 ? "" : "s",
+			    un == 1 ? "an unsupported" : "unsupported",
+			    un == 1 ? "" : "s");
+	}
+	write_end(&s, b);
+	nd_out_commit(out);
+	nd_chrome_close(s.ch);
+	nd_in_close(in);
+	src_free(&s);
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { O_RANK = 256, O_RULES, O_NOARGS, O_NOFLOWS };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "rules", required_argument, NULL, O_RULES },
+		{ "no-args", no_argument, NULL, O_NOARGS },
+		{ "no-flows", no_argument, NULL, O_NOFLOWS },
+		ND_CLI_STD_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o;
+	const char *opath = NULL, *rules = NULL;
+	nd_rules *loaded = NULL;
+	nd_out *out;
+	int c;
+
+	nd_init(argv[0]);
+	memset(&o, 0, sizeof o);
+	while ((c = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			nd_cli_help(usage_text);
+		case 'o':
+			opath = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'V':
+			nd_cli_version();
+		case O_RANK:
+			o.has_rank = 1;
+			o.rank = nd_cli_int("--rank", optarg, 0, INT32_MAX);
+			break;
+		case O_RULES:
+			rules = optarg;
+			break;
+		case O_NOARGS:
+			o.no_args = 1;
+			break;
+		case O_NOFLOWS:
+			o.no_flows = 1;
+			break;
+		default:
+			nd_cli_usage(usage_text);
+		}
+	argc -= optind;
+	argv += optind;
+	if (rules != NULL)
+		o.rules = loaded = nd_rules_load(rules);
+	else
+		o.rules = nd_rules_default();
+	out = nd_out_open(opath);
+	if (argc == 0)
+		convert("-", &o, out);
+	for (int i = 0; i < argc; i++)
+		convert(argv[i], &o, out);
+	nd_out_close(out);
+	nd_rules_free(loaded);
+	return ND_EXIT_OK;
+}

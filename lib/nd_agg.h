@@ -1,0 +1,162 @@
+/*
+ * nd_agg: group-by tables for the aggregating programs (trace-topk,
+ * trace-regions): a composite key -> a row of exactly mergeable figures.
+ *
+ * Keys are byte strings built with nd_aggkey_*: a sequence of fields, each
+ * a tag byte (ND_AGGKEY_STR: a decoded string, ND_AGGKEY_RAW: the JSON
+ * text of a non-string value, ND_AGGKEY_NONE: absent), a 4-byte length and
+ * the bytes.  Two records fall in the same group when every field is equal
+ * byte for byte; nd_aggkey_next walks the fields back for output.
+ *
+ * Rows hold count, sum of durations, sum of exclusive time, overrun count,
+ * a histogram of durations (min/max exact, quantiles per nd_hist.h) and one
+ * example instance.  Every figure merges exactly (sums, min, max, bucket
+ * counts), and the example is chosen by a total order that does not depend
+ * on the order rows are merged in: the earliest absolute start
+ * (origin_ns + ts_ns), then the longer, then the smaller source path, pid,
+ * tid.  So reading partial results in any order gives the same answer.
+ *
+ * Ownership: the table owns its keys, rows, histograms and example texts;
+ * pointers into it stay valid until the next nd_agg_id() that adds a row
+ * (rows move when the table grows) or nd_agg_free().
+ */
+#ifndef ND_AGG_H
+#define ND_AGG_H
+
+#include "nd_buf.h"
+#include "nd_hist.h"
+#include "nd_nest.h"
+#include "nd_stream.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { ND_AGGKEY_NONE = '-', ND_AGGKEY_STR = 's', ND_AGGKEY_RAW = 'r' };
+
+void nd_aggkey_str(nd_buf *k, const char *s, size_t n);
+void nd_aggkey_raw(nd_buf *k, const char *json, size_t n);
+void nd_aggkey_none(nd_buf *k);
+/* Next field of key bytes [*p, end): 1 with tag/s/n, 0 at the end. */
+int nd_aggkey_next(const char **p, const char *end, int *tag,
+    const char **s, size_t *n);
+
+/* One example instance of a group. */
+typedef struct nd_agg_ex {
+	int has;
+	int64_t abs_ns;		/* origin_ns + ts_ns: the ordering key */
+	int64_t dur_ns, pid, tid;
+	char *src;		/* source path (owned) */
+	char *json;		/* the example as a JSON object (owned) */
+	size_t json_len;
+} nd_agg_ex;
+
+typedef struct nd_agg_row {
+	uint64_t count;
+	uint64_t overrun;
+	int64_t total_ns;	/* sum of durations */
+	int64_t self_ns;	/* sum of exclusive time */
+	nd_hist hist;		/* durations; hist.min/max are min_ns/max_ns */
+	nd_agg_ex ex;
+} nd_agg_row;
+
+typedef struct nd_agg nd_agg;
+
+nd_agg *nd_agg_new(void);
+void nd_agg_free(nd_agg *a);
+/* Id of the group with this key, creating an empty row if new. */
+uint32_t nd_agg_id(nd_agg *a, const void *key, size_t n);
+uint32_t nd_agg_count(const nd_agg *a);
+nd_agg_row *nd_agg_row_of(nd_agg *a, uint32_t id);
+const char *nd_agg_key(const nd_agg *a, uint32_t id, size_t *n);
+/* Empty every row (keys stay, with their ids). */
+void nd_agg_reset(nd_agg *a);
+
+/* One instance of duration dur: count, total_ns, hist. */
+static inline void
+nd_agg_add(nd_agg_row *r, int64_t dur)
+{
+	r->count++;
+	r->total_ns += dur;
+	nd_hist_add(&r->hist, dur);
+}
+
+/* dst += src, all figures and the example. */
+void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);
+
+/* Would an instance with these ordering fields replace the row's example?
+ * (Cheap; call it before building the example text.) */
+int nd_agg_ex_better(const nd_agg_ex *cur, int64_t abs_ns, int64_t dur_ns,
+    const char *src, int64_t pid, int64_t tid);
+/* Replace the example (copies src and json). */
+void nd_agg_ex_set(nd_agg_ex *ex, int64_t abs_ns, int64_t dur_ns,
+    const char *src, int64_t pid, int64_t tid, const char *json, size_t n);
+void nd_agg_ex_free(nd_agg_ex *ex);
+
+/*
+ * nd_scan: read streams and hand each selected record to the caller, with
+ * the exclusive time of every span (nd_nest) when it is final.  This is the
+ * reading loop of every program that aggregates time; it owns the rules
+ * they must share:
+ *
+ * - Record type: opts.type, or by default the type of the first record
+ *   with an integer dur_ns ("span" for an ingest stream, "gap" after
+ *   trace-gaps).  Records of another type, and meta/end, are not handed on.
+ * - Spans (type "span") need ts_ns and dur_ns and are nested per timeline
+ *   (source, pid, tid) with opts.rule; other types are not nested: their
+ *   exclusive time is their duration and --timelines does not apply.
+ * - Timelines (spans only; nd_span_kind): ND_TL_DEVICE counts device ops
+ *   and, while the input has shown none, every span; at the first device op
+ *   everything counted so far is forgotten (cb.reset) and only device ops
+ *   count from then on, so a stream without device ops counts every
+ *   timeline (res.fallback says so).  ND_TL_HOST counts host spans,
+ *   ND_TL_ALL every span.
+ * - Order: timelines are flushed when their source ends.  When a span
+ *   arrives too late to be nested exactly (ND_NEST_LATE), the pass goes on
+ *   to find every such timeline, then, if every input can be read again
+ *   (regular files, or stdin redirected from one), everything is forgotten
+ *   (cb.reset) and the input is read a second time with those timelines
+ *   buffered from their first span.  On a pipe the program stops with a
+ *   message (exit 2) advising a file or opts.unordered, which buffers every
+ *   timeline (exact on any order, memory proportional to the spans).
+ */
+enum { ND_TL_DEVICE = 0, ND_TL_HOST, ND_TL_ALL };
+
+typedef struct nd_scan_opts {
+	int timelines;		/* ND_TL_* */
+	nd_nest_rule rule;
+	int unordered;
+	const char *type;	/* NULL: automatic (see above) */
+} nd_scan_opts;
+
+#define ND_SCAN_SKIP UINT64_MAX
+
+typedef struct nd_scan_cb {
+	void *ctx;
+	/* A selected record; returns the tag given back in done() (a row
+	 * id), or ND_SCAN_SKIP to leave the record out. */
+	uint64_t (*record)(void *ctx, const nd_event *ev,
+	    const nd_source_info *si);
+	/* Exclusive time of a record is final (spans: from nd_nest; other
+	 * types: at once, self = dur, depth 0). */
+	void (*done)(void *ctx, const nd_nest_span *s);
+	/* Forget everything counted so far. */
+	void (*reset)(void *ctx);
+} nd_scan_cb;
+
+typedef struct nd_scan_res {
+	int fallback;		/* ND_TL_DEVICE found no device op */
+	char type[64];		/* type aggregated; "" when none was seen */
+	uint64_t records;	/* records handed to cb.record (last pass) */
+	int passes;		/* 2 when the input was read again */
+	size_t reordered;	/* timelines that had to buffer */
+	size_t held_max;	/* most spans held at once (memory) */
+	uint32_t sources;
+} nd_scan_res;
+
+void nd_scan(char **paths, int npaths, const nd_scan_opts *opts,
+    const nd_scan_cb *cb, nd_scan_res *res);
+/* "device", "host", "all" -> ND_TL_*; -1 if none. */
+int nd_scan_timelines(const char *s);
+const char *nd_scan_timelines_name(int tl);
+
+#endif

@@ -1,0 +1,218 @@
+#include "nd_spool.h"
+#include "nd_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ALIGN 4096
+
+struct win {
+	char *p;
+	uint64_t off;
+	size_t len;
+	uint64_t tick;
+};
+
+struct nd_spool {
+	int fd;			/* -1 while everything is in memory */
+	int nofile;		/* creating the file failed: stay in memory */
+	char *mem;		/* in memory: all; on disk: the write buffer */
+	size_t memcap, memlen;
+	uint64_t memoff;	/* spool offset of mem[0] (= bytes in the file) */
+	uint64_t size;
+	struct win win[ND_SPOOL_WINDOWS];
+	uint64_t tick;
+	char *big;		/* reads larger than a window */
+	size_t bigcap;
+};
+
+nd_spool *
+nd_spool_new(void)
+{
+	nd_spool *s = nd_xcalloc(1, sizeof *s);
+
+	s->fd = -1;
+	return s;
+}
+
+void
+nd_spool_free(nd_spool *s)
+{
+	if (s == NULL)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	for (int i = 0; i < ND_SPOOL_WINDOWS; i++)
+		free(s->win[i].p);
+	free(s->mem);
+	free(s->big);
+	free(s);
+}
+
+static void
+write_all(nd_spool *s, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(s->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			nd_die_errno(ND_EXIT_ERROR, "temporary file: write error");
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+flush(nd_spool *s)
+{
+	write_all(s, s->mem, s->memlen);
+	s->memoff += s->memlen;
+	s->memlen = 0;
+}
+
+static int
+open_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (dir == NULL || *dir == '\0')
+		dir = "/tmp";
+	if (snprintf(path, sizeof path, "%s/ndtrace-spool.XXXXXX", dir) >=
+	    (int)sizeof path)
+		return -1;
+	if ((fd = mkstemp(path)) < 0)
+		return -1;
+	unlink(path);
+	return fd;
+}
+
+static void
+grow_mem(nd_spool *s, size_t need)
+{
+	if (need > s->memcap) {
+		size_t c = s->memcap ? s->memcap : 65536;
+
+		while (c < need)
+			c *= 2;
+		s->mem = nd_xrealloc(s->mem, c);
+		s->memcap = c;
+	}
+}
+
+char *
+nd_spool_reserve(nd_spool *s, size_t n)
+{
+	if (s->fd < 0 && !s->nofile && s->memlen + n > ND_SPOOL_MEM) {
+		if ((s->fd = open_file()) < 0)
+			s->nofile = 1;
+		else
+			flush(s);
+	}
+	if (s->fd >= 0 && s->memlen + n > s->memcap && s->memlen > 0)
+		flush(s);
+	grow_mem(s, s->memlen + n);
+	return s->mem + s->memlen;
+}
+
+uint64_t
+nd_spool_commit(nd_spool *s, size_t used)
+{
+	uint64_t off = s->memoff + s->memlen;
+
+	s->memlen += used;
+	s->size += used;
+	return off;
+}
+
+uint64_t
+nd_spool_add(nd_spool *s, const void *p, size_t n)
+{
+	char *d = nd_spool_reserve(s, n);
+
+	if (n > 0)
+		memcpy(d, p, n);
+	return nd_spool_commit(s, n);
+}
+
+uint64_t
+nd_spool_size(const nd_spool *s)
+{
+	return s->size;
+}
+
+int
+nd_spool_on_disk(const nd_spool *s)
+{
+	return s->fd >= 0;
+}
+
+static void
+read_at(nd_spool *s, char *p, size_t n, uint64_t off)
+{
+	while (n > 0) {
+		ssize_t r = pread(s->fd, p, n, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			nd_die_errno(ND_EXIT_ERROR, "temporary file: read error");
+		if (r == 0)
+			nd_die(ND_EXIT_ERROR, "temporary file: unexpected end");
+		p += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+}
+
+const char *
+nd_spool_get(nd_spool *s, uint64_t off, size_t n)
+{
+	struct win *w, *victim;
+	uint64_t start;
+	size_t len;
+
+	if (s->fd < 0)
+		return s->mem + off;
+	if (off >= s->memoff)
+		return s->mem + (off - s->memoff);
+	if (off + n > s->memoff)
+		flush(s);	/* straddles the write buffer: put all on disk */
+	s->tick++;
+	victim = &s->win[0];
+	for (int i = 0; i < ND_SPOOL_WINDOWS; i++) {
+		w = &s->win[i];
+		if (w->p != NULL && off >= w->off && off + n <= w->off + w->len) {
+			w->tick = s->tick;
+			return w->p + (off - w->off);
+		}
+		if (w->tick < victim->tick)
+			victim = w;
+	}
+	if (n > ND_SPOOL_WINDOW - ALIGN) {
+		if (n > s->bigcap) {
+			free(s->big);
+			s->big = nd_xmalloc(n);
+			s->bigcap = n;
+		}
+		read_at(s, s->big, n, off);
+		return s->big;
+	}
+	start = off - off % ALIGN;
+	len = ND_SPOOL_WINDOW;
+	if (start + len > s->memoff)
+		len = (size_t)(s->memoff - start);
+	if (victim->p == NULL)
+		victim->p = nd_xmalloc(ND_SPOOL_WINDOW);
+	read_at(s, victim->p, len, start);
+	victim->off = start;
+	victim->len = len;
+	victim->tick = s->tick;
+	return victim->p + (off - start);
+}
