@@ -14,7 +14,7 @@ BUILD ?= build
 WARN = -Wall -Wextra -Werror
 CPPFLAGS_ND = -D_GNU_SOURCE -Ilib -I$(BUILD)/gen
 CFLAGS_ND = -std=c11 $(OPT) $(WARN) $(SAN) $(CFLAGS)
-LDLIBS_ND = -lprotobuf-c -lcsv -lcrypto -lz -lm $(LDLIBS)
+LDLIBS_ND = -lprotobuf-c -lcsv -lcrypto -lz -lm -pthread $(LDLIBS)
 
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 TOOLS = $(patsubst bench/%.c,%,$(wildcard bench/*.c)) \

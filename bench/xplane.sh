@@ -38,7 +38,9 @@ measure "xplane2ndjson" "$E" "$B" "$BIN/xplane2ndjson" "$F"
 x=$M_SECS xrss=$M_RSS_KB xcpu=$(cpu)
 measure "xplane2ndjson --no-args" "$E" "$B" "$BIN/xplane2ndjson" --no-args "$F"
 # On a loaded machine the wall time says little: the CPU time (user+sys of
-# both threads: the second one hashes the file) is printed too.
+# every thread: one hashes the file, one or more render) is printed too.
+# xplane2ndjson renders with one thread per CPU unless the load average is
+# already high; XPLANE2NDJSON_THREADS=1 or 2 forces it.
 awk -v s="$x" -v u="$xcpu" -v e="$E" -v r="$xrss" -v b="$B" -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
 	if (s <= 0) s = 0.005
 	if (u <= 0) u = 0.005

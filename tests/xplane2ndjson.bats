@@ -202,6 +202,21 @@ agrees() {
 	assert_output '[true,true]'
 }
 
+@test "renderer threads: the same bytes with 1, 2 and 4 of them" {
+	"$ND_BIN/gen-xplane" --seed 3 --events 40000 -o "$T/big.pb"
+	for f in "$T/big.pb" "$G/gpu.xplane.pb" "$TINY"; do
+		XPLANE2NDJSON_THREADS=1 xplane2ndjson "$f" > "$T/1"
+		for n in 2 4; do
+			XPLANE2NDJSON_THREADS=$n xplane2ndjson "$f" > "$T/$n"
+			cmp "$T/1" "$T/$n" || fail "$f: $n threads differ from 1"
+		done
+	done
+	check "$T/4"
+	run env XPLANE2NDJSON_THREADS=0 xplane2ndjson "$TINY"
+	assert_failure 2
+	assert_output "xplane2ndjson: invalid value for XPLANE2NDJSON_THREADS: '0'"
+}
+
 @test "gen-xplane is reproducible: same seed, same bytes; another seed, others" {
 	"$ND_BIN/gen-xplane" --seed 7 --events 4000 -o "$T/a.pb"
 	cmp "$T/a.pb" "$G/tpu.xplane.pb"
