@@ -147,49 +147,11 @@ on_reset(void *ctx)
 
 /* ---- --merge ---- */
 
-static char *
-jstr_dup(const nd_jval *v)
-{
-	nd_buf b = ND_BUF_INIT;
-	char *s;
-
-	nd_json_unescape(v, &b);
-	s = nd_xstrndup(b.p != NULL ? b.p : "", b.len);
-	nd_buf_free(&b);
-	return s;
-}
-
-static const nd_jval *
-need(nd_stream *st, const nd_event *ev, const char *key, nd_jtype type)
-{
-	const nd_jval *v = nd_event_get(ev, key);
-
-	if (v == NULL || v->type != type)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid "
-		    "\"%s\"", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
-		    (int)ev->type_name.n, ev->type_name.p, key);
-	return v;
-}
-
-static int64_t
-need_int(nd_stream *st, const nd_event *ev, const char *key)
-{
-	const nd_jval *v = need(st, ev, key, ND_JNUM);
-	int64_t x;
-
-	if (nd_json_int(v, &x) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
-	return x;
-}
-
 static void
 merge_header(struct regions *r, nd_stream *st, const nd_event *ev)
 {
 	const nd_jval *v;
-	char *s = jstr_dup(need(st, ev, "rule", ND_JSTR));
+	char *s = nd_jstr_dup(nd_stream_need(st, ev, "rule", ND_JSTR));
 
 	if (r->rule != NULL && strcmp(s, r->rule) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with "
@@ -197,7 +159,7 @@ merge_header(struct regions *r, nd_stream *st, const nd_event *ev)
 		    (unsigned long long)nd_stream_lineno(st), s, r->rule);
 	free(r->rule);
 	r->rule = s;
-	s = jstr_dup(need(st, ev, "timelines", ND_JSTR));
+	s = nd_jstr_dup(nd_stream_need(st, ev, "timelines", ND_JSTR));
 	if (nd_scan_timelines(s) < 0 ||
 	    (r->nheaders > 0 && strcmp(s, r->timelines) != 0))
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results of --timelines "
@@ -208,14 +170,14 @@ merge_header(struct regions *r, nd_stream *st, const nd_event *ev)
 	v = nd_event_get(ev, "fallback");
 	r->fallback = v != NULL && v->type == ND_JTRUE;
 	r->nfallback += r->fallback;
-	r->sources += (uint32_t)need_int(st, ev, "sources");
+	r->sources += (uint32_t)nd_stream_need_int(st, ev, "sources");
 	r->nheaders++;
 }
 
 static void
 merge_group(struct regions *r, nd_stream *st, const nd_event *ev)
 {
-	const nd_jval *key = need(st, ev, "key", ND_JARR);
+	const nd_jval *key = nd_stream_need(st, ev, "key", ND_JARR);
 	nd_jiter it;
 	nd_jval e;
 	nd_jerr je;
@@ -250,9 +212,9 @@ merge_group(struct regions *r, nd_stream *st, const nd_event *ev)
 		    (unsigned long long)nd_stream_lineno(st));
 	id = nd_agg_id(r->agg, r->key.p, r->key.len);
 	row = nd_agg_row_of(r->agg, id);
-	row->count += (uint64_t)need_int(st, ev, "count");
-	row->self_ns += need_int(st, ev, "exclusive_ns");
-	row->overrun += (uint64_t)need_int(st, ev, "overrun");
+	row->count += (uint64_t)nd_stream_need_int(st, ev, "count");
+	row->self_ns += nd_stream_need_int(st, ev, "exclusive_ns");
+	row->overrun += (uint64_t)nd_stream_need_int(st, ev, "overrun");
 }
 
 static void

@@ -359,48 +359,10 @@ on_reset(void *ctx)
 
 /* ---- --merge: read partial results ---- */
 
-static char *
-jstr_dup(const nd_jval *v)
-{
-	nd_buf b = ND_BUF_INIT;
-	char *s;
-
-	nd_json_unescape(v, &b);
-	s = nd_xstrndup(b.p != NULL ? b.p : "", b.len);
-	nd_buf_free(&b);
-	return s;
-}
-
-static const nd_jval *
-need(nd_stream *st, const nd_event *ev, const char *key, nd_jtype type)
-{
-	const nd_jval *v = nd_event_get(ev, key);
-
-	if (v == NULL || v->type != type)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid "
-		    "\"%s\"", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
-		    (int)ev->type_name.n, ev->type_name.p, key);
-	return v;
-}
-
-static int64_t
-need_int(nd_stream *st, const nd_event *ev, const char *key)
-{
-	const nd_jval *v = need(st, ev, key, ND_JNUM);
-	int64_t x;
-
-	if (nd_json_int(v, &x) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
-	return x;
-}
-
 static void
 merge_header(struct topk *t, nd_stream *st, const nd_event *ev)
 {
-	const nd_jval *by = need(st, ev, "by", ND_JARR);
+	const nd_jval *by = nd_stream_need(st, ev, "by", ND_JARR);
 	const nd_jval *v;
 	nd_jiter it;
 	nd_jval e;
@@ -438,7 +400,7 @@ merge_header(struct topk *t, nd_stream *st, const nd_event *ev)
 		nd_buf_free(&mine);
 	}
 	nd_buf_free(&spec);
-	s = jstr_dup(need(st, ev, "of", ND_JSTR));
+	s = nd_jstr_dup(nd_stream_need(st, ev, "of", ND_JSTR));
 	if (t->nheaders > 0 && t->of[0] != '\0' && s[0] != '\0' &&
 	    strcmp(s, t->of) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results of '%s' "
@@ -448,21 +410,21 @@ merge_header(struct topk *t, nd_stream *st, const nd_event *ev)
 	if (t->of[0] == '\0')
 		snprintf(t->of, sizeof t->of, "%s", s);
 	free(s);
-	s = jstr_dup(need(st, ev, "hist", ND_JSTR));
+	s = nd_jstr_dup(nd_stream_need(st, ev, "hist", ND_JSTR));
 	if (strcmp(s, ND_HIST_SCHEME) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: histogram scheme '%s' is not "
 		    "'%s'", nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), s,
 		    ND_HIST_SCHEME);
 	free(s);
-	s = jstr_dup(need(st, ev, "rule", ND_JSTR));
+	s = nd_jstr_dup(nd_stream_need(st, ev, "rule", ND_JSTR));
 	if (t->rule != NULL && strcmp(s, t->rule) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with "
 		    "--overrun %s and %s cannot be merged", nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), s, t->rule);
 	free(t->rule);
 	t->rule = s;
-	s = jstr_dup(need(st, ev, "timelines", ND_JSTR));
+	s = nd_jstr_dup(nd_stream_need(st, ev, "timelines", ND_JSTR));
 	if (t->nheaders > 0 && strcmp(s, t->timelines) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results of --timelines "
 		    "%s and %s cannot be merged", nd_stream_file(st),
@@ -480,14 +442,14 @@ merge_header(struct topk *t, nd_stream *st, const nd_event *ev)
 	v = nd_event_get(ev, "wall");
 	if (v == NULL || v->type != ND_JTRUE)
 		t->headers_wall = 0;
-	t->sources += (uint32_t)need_int(st, ev, "sources");
+	t->sources += (uint32_t)nd_stream_need_int(st, ev, "sources");
 	t->nheaders++;
 }
 
 static void
 merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 {
-	const nd_jval *key = need(st, ev, "key", ND_JARR);
+	const nd_jval *key = nd_stream_need(st, ev, "key", ND_JARR);
 	const nd_jval *ex;
 	nd_jiter it;
 	nd_jval e;
@@ -512,17 +474,17 @@ merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 		    "%zu --by keys", nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), n, t->nby);
 	memset(&tmp, 0, sizeof tmp);
-	tmp.count = (uint64_t)need_int(st, ev, "count");
-	tmp.total_ns = need_int(st, ev, "total_ns");
-	tmp.self_ns = need_int(st, ev, "self_ns");
-	tmp.overrun = (uint64_t)need_int(st, ev, "overrun");
-	if (nd_hist_read(&tmp.hist, need(st, ev, "hist", ND_JARR)) != 0 ||
+	tmp.count = (uint64_t)nd_stream_need_int(st, ev, "count");
+	tmp.total_ns = nd_stream_need_int(st, ev, "total_ns");
+	tmp.self_ns = nd_stream_need_int(st, ev, "self_ns");
+	tmp.overrun = (uint64_t)nd_stream_need_int(st, ev, "overrun");
+	if (nd_hist_read(&tmp.hist, nd_stream_need(st, ev, "hist", ND_JARR)) != 0 ||
 	    tmp.hist.total != tmp.count)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: \"hist\" is not a histogram "
 		    "of \"count\" values", nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st));
-	tmp.hist.min = need_int(st, ev, "min_ns");
-	tmp.hist.max = need_int(st, ev, "max_ns");
+	tmp.hist.min = nd_stream_need_int(st, ev, "min_ns");
+	tmp.hist.max = nd_stream_need_int(st, ev, "max_ns");
 	ex = nd_event_get(ev, "example");
 	if (ex != NULL && ex->type == ND_JOBJ) {
 		nd_jiter ei;
@@ -543,7 +505,7 @@ merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 			else if (nd_jstr_eq(&k, "source") &&
 			    v.type == ND_JSTR) {
 				free(src);
-				src = jstr_dup(&v);
+				src = nd_jstr_dup(&v);
 			}
 		}
 		nd_agg_ex_set(&tmp.ex, origin + ts, dur, src, pid, tid,
@@ -559,13 +521,13 @@ merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 static void
 merge_busy(struct topk *t, nd_stream *st, const nd_event *ev)
 {
-	char *src = jstr_dup(need(st, ev, "source", ND_JSTR));
-	char *dev = jstr_dup(need(st, ev, "device", ND_JSTR));
+	char *src = nd_jstr_dup(nd_stream_need(st, ev, "source", ND_JSTR));
+	char *dev = nd_jstr_dup(nd_stream_need(st, ev, "device", ND_JSTR));
 	size_t id;
 
 	/* Keep devices of fallback partials apart from the others. */
 	id = device_of(t, (uint32_t)t->fallback, src, dev, strlen(dev));
-	t->dev_busy[id] += need_int(st, ev, "busy_ns");
+	t->dev_busy[id] += nd_stream_need_int(st, ev, "busy_ns");
 	t->dev_fb[id] = (unsigned char)t->fallback;
 	free(src);
 	free(dev);

@@ -236,20 +236,6 @@ add_src(nd_diff_side *s, uint32_t src, const nd_stream *st)
 		s->src[src].path = nd_xstrdup(si->path);
 }
 
-static char *
-jstr_dup(const nd_jval *v)
-{
-	nd_buf b = ND_BUF_INIT;
-	char *r;
-
-	if (v == NULL || v->type != ND_JSTR)
-		return NULL;
-	nd_json_unescape(v, &b);
-	r = nd_xstrndup(b.p != NULL ? b.p : "", b.len);
-	nd_buf_free(&b);
-	return r;
-}
-
 nd_diff_side *
 nd_diff_side_read(const char *path, const nd_diff_opts *o)
 {
@@ -293,13 +279,13 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 		if (ev.type == ND_EV_META) {
 			nd_steps_meta(steps, &ev);
 			free(s->src[ev.source].run_id);
-			s->src[ev.source].run_id = jstr_dup(nd_event_get(&ev,
+			s->src[ev.source].run_id = nd_jstr_dup(nd_event_get(&ev,
 			    "run_id"));
 			continue;
 		}
 		if (ev.type == ND_EV_END) {
 			free(s->src[ev.source].sha256);
-			s->src[ev.source].sha256 = jstr_dup(nd_event_get(&ev,
+			s->src[ev.source].sha256 = nd_jstr_dup(nd_event_get(&ev,
 			    "sha256"));
 			continue;
 		}

@@ -529,6 +529,19 @@ nd_json_unescape(const nd_jval *v, nd_buf *out)
 	}
 }
 
+char *
+nd_jstr_dup(const nd_jval *v)
+{
+	nd_buf b = ND_BUF_INIT;
+
+	if (v == NULL || v->type != ND_JSTR)
+		return NULL;
+	nd_json_unescape(v, &b);
+	if (b.p == NULL)
+		return nd_xstrdup("");
+	return b.p;	/* the buffer is the string: hand it over */
+}
+
 int
 nd_jstr_eq(const nd_jval *v, const char *s)
 {

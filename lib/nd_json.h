@@ -82,6 +82,9 @@ static inline size_t nd_jstr_len(const nd_jval *v) { return v->len - 2; }
 /* Decode a string value (quotes, escapes, surrogate pairs) into out
  * (appended).  The value must have been validated. */
 void nd_json_unescape(const nd_jval *v, nd_buf *out);
+/* A string value decoded into a new C string (caller frees); NULL when v
+ * is NULL or not a string. */
+char *nd_jstr_dup(const nd_jval *v);
 /* Compare a string value with a C string, decoding escapes if needed. */
 int nd_jstr_eq(const nd_jval *v, const char *s);
 

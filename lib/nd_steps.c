@@ -360,17 +360,6 @@ nd_steps_reset(nd_steps *s)
 	free_source(s);
 }
 
-static char *
-jstr_dup(const nd_jval *v)
-{
-	nd_buf b = ND_BUF_INIT;
-
-	nd_json_unescape(v, &b);
-	if (b.p == NULL)
-		return nd_xstrdup("");
-	return b.p;
-}
-
 static void
 add_mname(nd_steps *s, char *key, int64_t id, char *name, double peak)
 {
@@ -407,7 +396,7 @@ meta_member(nd_steps *s, const nd_jval *key, const nd_jval *v)
 
 	if (nd_jstr_eq(key, "device_name") && v->type == ND_JSTR) {
 		free(s->all_name);
-		s->all_name = jstr_dup(v);
+		s->all_name = nd_jstr_dup(v);
 	} else if (nd_jstr_eq(key, "deviceProperties") && v->type == ND_JARR) {
 		nd_jiter it;
 		nd_jval el;
@@ -426,7 +415,7 @@ meta_member(nd_steps *s, const nd_jval *key, const nd_jval *v)
 			if ((x = obj_get(&el, "name", &t2)) == NULL ||
 			    x->type != ND_JSTR)
 				continue;
-			add_mname(s, NULL, id, jstr_dup(x), 0);
+			add_mname(s, NULL, id, nd_jstr_dup(x), 0);
 		}
 	} else if (nd_jstr_eq(key, "devices") && v->type == ND_JOBJ) {
 		nd_jiter it;
@@ -440,17 +429,17 @@ meta_member(nd_steps *s, const nd_jval *key, const nd_jval *v)
 			const nd_jval *x;
 
 			if (val.type == ND_JSTR)
-				name = jstr_dup(&val);
+				name = nd_jstr_dup(&val);
 			else if (val.type == ND_JOBJ) {
 				if (((x = obj_get(&val, "name", &t)) != NULL ||
 				    (x = obj_get(&val, "device_type_string", &t)) !=
 				    NULL) && x->type == ND_JSTR)
-					name = jstr_dup(x);
+					name = nd_jstr_dup(x);
 				if ((x = obj_get(&val, "peak_teraflops_per_second",
 				    &t2)) != NULL && x->type == ND_JNUM)
 					peak = nd_json_double(x);
 			}
-			add_mname(s, jstr_dup(&k), -1, name, peak);
+			add_mname(s, nd_jstr_dup(&k), -1, name, peak);
 		}
 	}
 }

@@ -168,3 +168,30 @@ nd_stream_close(nd_stream *st)
 	nd_buf_free(&st->scratch);
 	free(st);
 }
+
+const nd_jval *
+nd_stream_need(nd_stream *st, const nd_event *ev, const char *key,
+    nd_jtype type)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+
+	if (v == NULL || v->type != type)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid "
+		    "\"%s\"", nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st),
+		    (int)ev->type_name.n, ev->type_name.p, key);
+	return v;
+}
+
+int64_t
+nd_stream_need_int(nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_stream_need(st, ev, key, ND_JNUM);
+	int64_t x;
+
+	if (nd_json_int(v, &x) != 0)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer",
+		    nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), key);
+	return x;
+}

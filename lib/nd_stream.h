@@ -37,4 +37,12 @@ const char *nd_stream_file(const nd_stream *st);
 uint64_t nd_stream_lineno(const nd_stream *st);
 void nd_stream_close(nd_stream *st);
 
+/* For programs that read their own records back (--merge): the member KEY
+ * of ev, which must exist with JSON type `type`, else die with
+ * "prog: FILE:LINE: TYPE record without a valid "KEY"" (exit 2). */
+const nd_jval *nd_stream_need(nd_stream *st, const nd_event *ev,
+    const char *key, nd_jtype type);
+/* The same for an integer within +-2^53. */
+int64_t nd_stream_need_int(nd_stream *st, const nd_event *ev, const char *key);
+
 #endif
