@@ -7,16 +7,24 @@
  *
  *  1. nd_chrome streams the document; every event is validated, decoded
  *     into a 48-byte `rec` appended to the array of its timeline, and its
- *     args (minified, with any non-standard top-level member folded in) go
- *     to an nd_spool (memory, then an unlinked temporary file).  Names,
- *     categories and pid/tid strings are interned.
+ *     args (minified, member names as key tokens, any non-standard top-level
+ *     member folded in) go to an nd_spool (memory, then an unlinked
+ *     temporary file).  Names, categories and pid/tid strings are interned.
+ *     Reading, gunzipping, hashing and validating run on a reader thread
+ *     that hands batches of events to the decoding (main) thread.
  *  2. per timeline: B/E and async b/e pairs are matched, records sorted
  *     (nd_sort: ts ascending, longer first, parents first on full ties),
  *     and the nesting walked to give each record its `scope` and `step`;
  *     host launches (args.correlation) are collected, then device ops take
  *     the scope and step of their launch.  Records are written in an order
  *     close to the file's (a merge of the sorted timelines by file
- *     position), which keeps reads of the spool nearly sequential.
+ *     position), which keeps reads of the spool nearly sequential.  Sorting
+ *     and formatting use a second thread too; the output is the same bytes
+ *     whatever the threads do.
+ *
+ * Memory: 48 bytes a record, 4 more while writing, the spool's 8 MiB in
+ * memory and read windows, sort buffers (at most half the largest
+ * timeline, usually far less), interned strings.
  *
  * The rules (what is a scope element, the origin, skipped vs fatal) are
  * documented in chrome2ndjson(1); keep the two in step.
@@ -2163,8 +2171,17 @@ cls_frag(src *s, uint32_t o, uint32_t ti)
 	return *slot;
 }
 
+/* What one formatting thread has of its own (the rest of src is only read
+ * while records are written, so two threads can write them at once). */
+typedef struct fmt {
+	src *s;
+	nd_spool_rd *rd;
+	int64_t shift;
+	uint64_t spans, instants, counters, flows, ts_range;
+} fmt;
+
 static void
-put_frag(src *s, nd_buf *b, uint64_t f)
+put_frag(const src *s, nd_buf *b, uint64_t f)
 {
 	size_t n;
 	const char *p = frag_get(s, f, &n);
@@ -2172,64 +2189,89 @@ put_frag(src *s, nd_buf *b, uint64_t f)
 	nd_buf_add(b, p, n);
 }
 
+/* The JSON fragments of names, scopes and classes, made before the records
+ * are written. */
 static void
-put_name(src *s, nd_buf *b, op *o)
+make_frags(src *s)
 {
-	if (o->namej == 0) {
+	for (size_t i = 0; i < s->nops; i++) {
+		op *o = &s->ops[i];
 		size_t n;
 		const char *p = istr(s->strs, o->name, &n);
 
 		o->namej = frag_json(s, ",\"name\":", p, n);
 	}
-	put_frag(s, b, o->namej);
+	{
+		uint32_t ns = nd_intern_count(s->scopes);
+
+		free(s->scopej);
+		s->scopej = nd_xcalloc((size_t)ns + 1, sizeof *s->scopej);
+		s->capscopej = (size_t)ns + 1;
+		for (uint32_t i = 0; i < ns; i++) {
+			size_t n;
+			const char *p = istr(s->scopes, i, &n);
+
+			s->scopej[i] = frag_json(s, ",\"scope\":", p, n);
+		}
+	}
+	for (size_t ti = 0; ti < s->ntls; ti++) {
+		const tl *t = &s->tls[ti];
+		uint32_t last = NONE32;
+
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].kind == K_SPAN && t->v[i].op != last) {
+				last = t->v[i].op;
+				cls_frag(s, last, (uint32_t)ti);
+			}
+	}
 }
 
 static void
-put_scope(src *s, nd_buf *b, uint32_t sc)
+put_args(fmt *f, nd_buf *b, const char *key, uint64_t a)
 {
-	if (sc == NONE32)
-		return;
-	if (sc >= s->capscopej) {
-		size_t old = s->capscopej;
-
-		nd_grow(&s->scopej, &s->capscopej, (size_t)sc + 1,
-		    sizeof *s->scopej);
-		memset(s->scopej + old, 0, (s->capscopej - old) *
-		    sizeof *s->scopej);
-	}
-	if (s->scopej[sc] == 0) {
-		size_t n;
-		const char *p = istr(s->scopes, sc, &n);
-
-		s->scopej[sc] = frag_json(s, ",\"scope\":", p, n);
-	}
-	put_frag(s, b, s->scopej[sc]);
-}
-
-static void
-put_args(src *s, nd_buf *b, const char *key, uint64_t a)
-{
-	size_t n;
+	uint64_t off = a >> 24;
+	size_t n = (size_t)(a & 0xffffff);
 	const char *p;
 
 	if (a == ARGS_NONE)
 		return;
-	p = args_get(s, a, &n);
+	if (n == ARGS_LONG) {
+		uint64_t l;
+
+		memcpy(&l, nd_spool_rd_get(f->rd, off, 8), 8);
+		off += 8;
+		n = (size_t)l;
+	}
+	p = nd_spool_rd_get(f->rd, off, n);
 	nd_buf_adds(b, key);
-	detok(s, b, p, n);
+	detok(f->s, b, p, n);
 }
 
 static void
-put_rec(src *s, nd_buf *b, uint32_t ti, const rec *r, int64_t shift)
+put_cat(const src *s, nd_buf *b, const op *o)
 {
-	tl *t = &s->tls[ti];
-	op *o = &s->ops[r->op];
+	size_t n;
+	const char *c;
+
+	if (o->cat == NONE32)
+		return;
+	c = istr(s->cats, o->cat, &n);
+	nd_buf_adds(b, ",\"cat\":");
+	nd_json_put_str(b, c, n);
+}
+
+static void
+put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
+{
+	const src *s = f->s;
+	const tl *t = &s->tls[ti];
+	const op *o = &s->ops[r->op];
 	uint32_t scope = (uint32_t)((uint64_t)r->corr >> 32);
 	int32_t step = (int32_t)(uint32_t)r->corr;
-	int64_t ts = r->ts - shift;
+	int64_t ts = r->ts - f->shift;
 
 	if (ts >= LIM53 || ts <= -LIM53) {
-		skip(s, SK_TS_RANGE);
+		f->ts_range++;
 		return;
 	}
 	switch (r->kind) {
@@ -2238,38 +2280,33 @@ put_rec(src *s, nd_buf *b, uint32_t ti, const rec *r, int64_t shift)
 		nd_json_put_i64(b, ts);
 		nd_buf_adds(b, ",\"dur_ns\":");
 		nd_json_put_i64(b, r->dur);
-		s->spans++;
+		f->spans++;
 		break;
 	case K_INSTANT:
 		nd_buf_adds(b, "{\"type\":\"instant\",\"ts_ns\":");
 		nd_json_put_i64(b, ts);
-		s->instants++;
+		f->instants++;
 		break;
 	case K_COUNTER:
 		nd_buf_adds(b, "{\"type\":\"counter\",\"ts_ns\":");
 		nd_json_put_i64(b, ts);
-		s->counters++;
+		f->counters++;
 		break;
 	case K_FLOW:
 		nd_buf_adds(b, "{\"type\":\"flow\",\"ts_ns\":");
 		nd_json_put_i64(b, ts);
-		s->flows++;
+		f->flows++;
 		break;
 	default:
 		return;
 	}
-	put_name(s, b, o);
+	put_frag(s, b, o->namej);
 	nd_buf_add(b, t->frag.p, t->frag.len);
 	if (r->kind == K_FLOW) {
 		size_t n;
 
-		if (o->cat != NONE32) {
-			const char *c = istr(s->cats, o->cat, &n);
-
-			nd_buf_adds(b, ",\"cat\":");
-			nd_json_put_str(b, c, n);
-		}
-		put_args(s, b, ",\"args\":", r->args);
+		put_cat(s, b, o);
+		put_args(f, b, ",\"args\":", r->args);
 		nd_buf_adds(b, ",\"flow_id\":");
 		if (r->flags & F_STRID) {
 			const char *id = istr(s->strs, (uint32_t)r->corr, &n);
@@ -2287,24 +2324,21 @@ put_rec(src *s, nd_buf *b, uint32_t ti, const rec *r, int64_t shift)
 		nd_json_put_i64(b, step);
 	}
 	if (r->kind == K_SPAN)
-		put_frag(s, b, cls_frag(s, r->op, ti));
-	else if (o->cat != NONE32) {
-		size_t n;
-		const char *c = istr(s->cats, o->cat, &n);
-
-		nd_buf_adds(b, ",\"cat\":");
-		nd_json_put_str(b, c, n);
-	}
+		put_frag(s, b, *nd_map64_get(s->clsfrag,
+		    (uint64_t)r->op << 32 | ti));
+	else
+		put_cat(s, b, o);
 	if (r->kind == K_COUNTER) {
 		if (r->args != ARGS_NONE)
-			put_args(s, b, ",\"values\":", r->args);
+			put_args(f, b, ",\"values\":", r->args);
 		else
 			nd_buf_adds(b, ",\"values\":{}");
 		nd_buf_add(b, "}\n", 2);
 		return;
 	}
-	put_scope(s, b, scope);
-	put_args(s, b, ",\"args\":", r->args);
+	if (scope != NONE32)
+		put_frag(s, b, s->scopej[scope]);
+	put_args(f, b, ",\"args\":", r->args);
 	nd_buf_add(b, "}\n", 2);
 }
 
@@ -2332,32 +2366,6 @@ rank_from_name(const char *path, int64_t *rank)
 			return 1;
 	}
 	return 0;
-}
-
-/* The merge of the sorted timelines by file position: a binary heap of
- * timeline indices keyed by the seq of each one's next record. */
-static void
-heap_down(src *s, uint32_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < n && s->tls[h[l]].v[s->tls[h[l]].pos].seq <
-		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
-			m = l;
-		if (l + 1 < n && s->tls[h[l + 1]].v[s->tls[h[l + 1]].pos].seq <
-		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
-			m = l + 1;
-		if (m == i)
-			return;
-		{
-			uint32_t x = h[i];
-
-			h[i] = h[m];
-			h[m] = x;
-		}
-		i = m;
-	}
 }
 
 static void
@@ -2621,6 +2629,265 @@ reader_release(reader *rd)
 	pthread_mutex_unlock(&rd->mu);
 }
 
+/* ---------- phase 2 on two threads ----------
+ *
+ * Sorting the timelines and formatting the records use both cores: a
+ * helper thread takes timelines to sort from a shared queue, then formats
+ * every other chunk of CHUNK records of the output order while the main
+ * thread formats the others and writes all chunks in order.  The output
+ * is byte for byte what one thread would write. */
+
+#define CHUNK 4096
+
+typedef struct sortq {
+	src *s;
+	uint32_t *idx;		/* timelines, largest first */
+	size_t n, next;
+	pthread_mutex_t mu;
+} sortq;
+
+static void *
+sort_worker(void *arg)
+{
+	sortq *q = arg;
+
+	for (;;) {
+		size_t i;
+		tl *t;
+
+		pthread_mutex_lock(&q->mu);
+		i = q->next++;
+		pthread_mutex_unlock(&q->mu);
+		if (i >= q->n)
+			return NULL;
+		t = &q->s->tls[q->idx[i]];
+		nd_sort(t->v, t->n, sizeof *t->v, cmp_rec, q->s);
+	}
+}
+
+static int
+cmp_tl_size(const void *a, const void *b, void *ctx)
+{
+	const src *s = ctx;
+	size_t x = s->tls[*(const uint32_t *)a].n;
+	size_t y = s->tls[*(const uint32_t *)b].n;
+
+	return (x < y) - (x > y);
+}
+
+static void
+sort_all(src *s)
+{
+	sortq q;
+	pthread_t th;
+	size_t total = 0;
+	int helper;
+
+	memset(&q, 0, sizeof q);
+	q.s = s;
+	q.idx = nd_xmalloc((s->ntls + 1) * sizeof *q.idx);
+	for (size_t i = 0; i < s->ntls; i++) {
+		q.idx[q.n++] = (uint32_t)i;
+		total += s->tls[i].n;
+	}
+	nd_sort(q.idx, q.n, sizeof *q.idx, cmp_tl_size, s);
+	pthread_mutex_init(&q.mu, NULL);
+	helper = q.n > 1 && total > 4 * CHUNK &&
+	    pthread_create(&th, NULL, sort_worker, &q) == 0;
+	sort_worker(&q);
+	if (helper)
+		pthread_join(th, NULL);
+	pthread_mutex_destroy(&q.mu);
+	free(q.idx);
+}
+
+typedef struct outq {
+	fmt f;			/* the helper's */
+	const uint32_t *order;	/* timeline of each record, in output order */
+	size_t n, nchunks;
+	nd_buf buf[2];
+	int ready[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} outq;
+
+/* Format the records of chunk c (out: commit after each), or only count
+ * them in pos (each thread keeps the position of every timeline). */
+static void
+format_chunk(fmt *f, const uint32_t *order, size_t n, size_t c, uint32_t *pos,
+    nd_buf *b, nd_out *out)
+{
+	size_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
+
+	for (size_t j = c * CHUNK; j < end; j++) {
+		uint32_t ti = order[j];
+
+		if (b != NULL) {
+			put_rec(f, b, ti, &f->s->tls[ti].v[pos[ti]]);
+			if (out != NULL)
+				nd_out_commit(out);
+		}
+		pos[ti]++;
+	}
+}
+
+static void *
+out_worker(void *arg)
+{
+	outq *q = arg;
+	uint32_t *pos = nd_xcalloc(q->f.s->ntls + 1, sizeof *pos);
+
+	for (size_t c = 0; c < q->nchunks; c++) {
+		int k = (int)(c / 2 % 2);
+
+		if (c % 2 == 0) {
+			format_chunk(&q->f, q->order, q->n, c, pos, NULL, NULL);
+			continue;
+		}
+		pthread_mutex_lock(&q->mu);
+		while (q->ready[k])
+			pthread_cond_wait(&q->cv, &q->mu);
+		pthread_mutex_unlock(&q->mu);
+		nd_buf_reset(&q->buf[k]);
+		format_chunk(&q->f, q->order, q->n, c, pos, &q->buf[k], NULL);
+		pthread_mutex_lock(&q->mu);
+		q->ready[k] = 1;
+		pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+	free(pos);
+	return NULL;
+}
+
+/* The output order: a merge of the sorted timelines by file position (a
+ * binary heap of timelines keyed by the seq of each one's next record),
+ * which keeps reads of the spool nearly sequential. */
+static void
+heap_down(src *s, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && s->tls[h[l]].v[s->tls[h[l]].pos].seq <
+		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
+			m = l;
+		if (l + 1 < n && s->tls[h[l + 1]].v[s->tls[h[l + 1]].pos].seq <
+		    s->tls[h[m]].v[s->tls[h[m]].pos].seq)
+			m = l + 1;
+		if (m == i)
+			return;
+		{
+			uint32_t x = h[i];
+
+			h[i] = h[m];
+			h[m] = x;
+		}
+		i = m;
+	}
+}
+
+static uint32_t *
+output_order(src *s, size_t *np)
+{
+	uint32_t *heap = nd_xmalloc((s->ntls + 1) * sizeof *heap);
+	size_t nh = 0, total = 0, n = 0;
+	uint32_t *order;
+
+	for (size_t i = 0; i < s->ntls; i++) {
+		total += s->tls[i].n;
+		s->tls[i].pos = 0;
+		if (s->tls[i].n > 0)
+			heap[nh++] = (uint32_t)i;
+	}
+	order = grow_array(NULL, 0, (total + 1) * sizeof *order);
+	for (size_t i = nh; i > 0; i--)
+		heap_down(s, heap, nh, i - 1);
+	while (nh > 0) {
+		tl *t = &s->tls[heap[0]];
+		uint32_t next = UINT32_MAX;
+
+		/* Take from the first timeline until its next record comes
+		 * after the head of another one (a child of the root). */
+		for (size_t c = 1; c <= 2 && c < nh; c++) {
+			const tl *u = &s->tls[heap[c]];
+
+			if (u->v[u->pos].seq < next)
+				next = u->v[u->pos].seq;
+		}
+		do
+			order[n++] = heap[0];
+		while (++t->pos < t->n && t->v[t->pos].seq < next);
+		if (t->pos == t->n)
+			heap[0] = heap[--nh];
+		heap_down(s, heap, nh, 0);
+	}
+	free(heap);
+	*np = n;
+	return order;
+}
+
+static void
+write_records(src *s, nd_out *out, int64_t shift)
+{
+	size_t n;
+	uint32_t *order = output_order(s, &n);
+	uint32_t *pos = nd_xcalloc(s->ntls + 1, sizeof *pos);
+	outq q;
+	fmt mine;
+	pthread_t th;
+	int helper;
+
+	memset(&q, 0, sizeof q);
+	memset(&mine, 0, sizeof mine);
+	mine.s = q.f.s = s;
+	mine.shift = q.f.shift = shift;
+	mine.rd = nd_spool_rd_new(s->spool);
+	q.order = order;
+	q.n = n;
+	q.nchunks = (n + CHUNK - 1) / CHUNK;
+	pthread_mutex_init(&q.mu, NULL);
+	pthread_cond_init(&q.cv, NULL);
+	helper = 0;
+	if (q.nchunks > 2) {
+		q.f.rd = nd_spool_rd_new(s->spool);
+		helper = pthread_create(&th, NULL, out_worker, &q) == 0;
+	}
+	for (size_t c = 0; c < q.nchunks; c++) {
+		int k = (int)(c / 2 % 2);
+
+		if (c % 2 == 0 || !helper) {
+			format_chunk(&mine, order, n, c, pos, nd_out_buf(out),
+			    out);
+			continue;
+		}
+		format_chunk(&mine, order, n, c, pos, NULL, NULL);
+		pthread_mutex_lock(&q.mu);
+		while (!q.ready[k])
+			pthread_cond_wait(&q.cv, &q.mu);
+		pthread_mutex_unlock(&q.mu);
+		nd_out_write(out, q.buf[k].p, q.buf[k].len);
+		pthread_mutex_lock(&q.mu);
+		q.ready[k] = 0;
+		pthread_cond_broadcast(&q.cv);
+		pthread_mutex_unlock(&q.mu);
+	}
+	if (helper)
+		pthread_join(th, NULL);
+	s->spans = mine.spans + q.f.spans;
+	s->instants = mine.instants + q.f.instants;
+	s->counters = mine.counters + q.f.counters;
+	s->flows = mine.flows + q.f.flows;
+	s->skipped[SK_TS_RANGE] += mine.ts_range + q.f.ts_range;
+	nd_spool_rd_free(mine.rd);
+	nd_spool_rd_free(q.f.rd);
+	nd_buf_free(&q.buf[0]);
+	nd_buf_free(&q.buf[1]);
+	pthread_mutex_destroy(&q.mu);
+	pthread_cond_destroy(&q.cv);
+	free_array(order, (n + 1) * sizeof *order);
+	free(pos);
+}
+
 /* Phase 1 over the whole document: on the reader thread when one can be
  * started, else inline. */
 static void
@@ -2672,8 +2939,6 @@ convert(const char *path, const struct opts *o, nd_out *out)
 	nd_in *in;
 	int64_t shift = 0, origin;
 	nd_buf *b;
-	uint32_t *heap;
-	size_t nh = 0;
 
 	memset(&s, 0, sizeof s);
 	s.o = o;
@@ -2719,13 +2984,10 @@ convert(const char *path, const struct opts *o, nd_out *out)
 	    rank_from_name(path, &s.rank))
 		s.has_rank = 1;
 	assign_ids(&s);
-	for (size_t i = 0; i < s.ntls; i++) {
-		tl *t = &s.tls[i];
-
-		if (t->has_be || t->async)
-			match_pairs(&s, t);
-		nd_sort(t->v, t->n, sizeof *t->v, cmp_rec, &s);
-	}
+	for (size_t i = 0; i < s.ntls; i++)
+		if (s.tls[i].has_be || s.tls[i].async)
+			match_pairs(&s, &s.tls[i]);
+	sort_all(&s);
 	nd_sort(s.steps, s.nsteps, sizeof *s.steps, cmp_step, NULL);
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < s.ntls; i++)
@@ -2751,6 +3013,7 @@ convert(const char *path, const struct opts *o, nd_out *out)
 	}
 	for (size_t i = 0; i < s.ntls; i++)
 		tl_frag(&s, &s.tls[i]);
+	make_frags(&s);
 
 	/* Output */
 	b = nd_out_buf(out);
@@ -2762,33 +3025,7 @@ convert(const char *path, const struct opts *o, nd_out *out)
 		nd_buf_adds(b, "}}\n");
 	}
 	nd_out_commit(out);
-	heap = nd_xmalloc((s.ntls + 1) * sizeof *heap);
-	for (size_t i = 0; i < s.ntls; i++)
-		if (s.tls[i].n > 0)
-			heap[nh++] = (uint32_t)i;
-	for (size_t i = nh; i > 0; i--)
-		heap_down(&s, heap, nh, i - 1);
-	while (nh > 0) {
-		tl *t = &s.tls[heap[0]];
-		uint32_t next = UINT32_MAX;
-
-		/* Write from the first timeline until its next record comes
-		 * after the head of another one (a child of the root). */
-		for (size_t c = 1; c <= 2 && c < nh; c++) {
-			const tl *u = &s.tls[heap[c]];
-
-			if (u->v[u->pos].seq < next)
-				next = u->v[u->pos].seq;
-		}
-		do {
-			put_rec(&s, b, heap[0], &t->v[t->pos], shift);
-			nd_out_commit(out);
-		} while (++t->pos < t->n && t->v[t->pos].seq < next);
-		if (t->pos == t->n)
-			heap[0] = heap[--nh];
-		heap_down(&s, heap, nh, 0);
-	}
-	free(heap);
+	write_records(&s, out, shift);
 	if (s.skipped[SK_UNMATCHED_B] > 0)
 		warn_add(&s, "skipped %llu B (begin) event%s without an E",
 		    (unsigned long long)s.skipped[SK_UNMATCHED_B],

@@ -16,6 +16,14 @@ struct win {
 	uint64_t tick;
 };
 
+struct nd_spool_rd {
+	struct nd_spool *s;
+	struct win win[ND_SPOOL_WINDOWS];
+	uint64_t tick;
+	char *big;		/* reads larger than a window */
+	size_t bigcap;
+};
+
 struct nd_spool {
 	int fd;			/* -1 while everything is in memory */
 	int nofile;		/* creating the file failed: stay in memory */
@@ -23,10 +31,7 @@ struct nd_spool {
 	size_t memcap, memlen;
 	uint64_t memoff;	/* spool offset of mem[0] (= bytes in the file) */
 	uint64_t size;
-	struct win win[ND_SPOOL_WINDOWS];
-	uint64_t tick;
-	char *big;		/* reads larger than a window */
-	size_t bigcap;
+	struct nd_spool_rd rd;	/* the cursor of nd_spool_get */
 };
 
 nd_spool *
@@ -35,6 +40,7 @@ nd_spool_new(void)
 	nd_spool *s = nd_xcalloc(1, sizeof *s);
 
 	s->fd = -1;
+	s->rd.s = s;
 	return s;
 }
 
@@ -46,9 +52,9 @@ nd_spool_free(nd_spool *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	for (int i = 0; i < ND_SPOOL_WINDOWS; i++)
-		free(s->win[i].p);
+		free(s->rd.win[i].p);
 	free(s->mem);
-	free(s->big);
+	free(s->rd.big);
 	free(s);
 }
 
@@ -172,8 +178,9 @@ read_at(nd_spool *s, char *p, size_t n, uint64_t off)
 }
 
 const char *
-nd_spool_get(nd_spool *s, uint64_t off, size_t n)
+nd_spool_rd_get(nd_spool_rd *r, uint64_t off, size_t n)
 {
+	nd_spool *s = r->s;
 	struct win *w, *victim;
 	uint64_t start;
 	size_t len;
@@ -182,27 +189,25 @@ nd_spool_get(nd_spool *s, uint64_t off, size_t n)
 		return s->mem + off;
 	if (off >= s->memoff)
 		return s->mem + (off - s->memoff);
-	if (off + n > s->memoff)
-		flush(s);	/* straddles the write buffer: put all on disk */
-	s->tick++;
-	victim = &s->win[0];
+	r->tick++;
+	victim = &r->win[0];
 	for (int i = 0; i < ND_SPOOL_WINDOWS; i++) {
-		w = &s->win[i];
+		w = &r->win[i];
 		if (w->p != NULL && off >= w->off && off + n <= w->off + w->len) {
-			w->tick = s->tick;
+			w->tick = r->tick;
 			return w->p + (off - w->off);
 		}
 		if (w->tick < victim->tick)
 			victim = w;
 	}
 	if (n > ND_SPOOL_WINDOW - ALIGN) {
-		if (n > s->bigcap) {
-			free(s->big);
-			s->big = nd_xmalloc(n);
-			s->bigcap = n;
+		if (n > r->bigcap) {
+			free(r->big);
+			r->big = nd_xmalloc(n);
+			r->bigcap = n;
 		}
-		read_at(s, s->big, n, off);
-		return s->big;
+		read_at(s, r->big, n, off);
+		return r->big;
 	}
 	start = off - off % ALIGN;
 	len = ND_SPOOL_WINDOW;
@@ -213,6 +218,34 @@ nd_spool_get(nd_spool *s, uint64_t off, size_t n)
 	read_at(s, victim->p, len, start);
 	victim->off = start;
 	victim->len = len;
-	victim->tick = s->tick;
+	victim->tick = r->tick;
 	return victim->p + (off - start);
+}
+
+const char *
+nd_spool_get(nd_spool *s, uint64_t off, size_t n)
+{
+	if (s->fd >= 0 && off < s->memoff && off + n > s->memoff)
+		flush(s);	/* straddles the write buffer: put all on disk */
+	return nd_spool_rd_get(&s->rd, off, n);
+}
+
+nd_spool_rd *
+nd_spool_rd_new(nd_spool *s)
+{
+	nd_spool_rd *r = nd_xcalloc(1, sizeof *r);
+
+	r->s = s;
+	return r;
+}
+
+void
+nd_spool_rd_free(nd_spool_rd *r)
+{
+	if (r == NULL)
+		return;
+	for (int i = 0; i < ND_SPOOL_WINDOWS; i++)
+		free(r->win[i].p);
+	free(r->big);
+	free(r);
 }

@@ -22,7 +22,7 @@
 
 #define ND_SPOOL_MEM ((size_t)8 << 20)
 #define ND_SPOOL_WINDOW ((size_t)1 << 20)
-#define ND_SPOOL_WINDOWS 8
+#define ND_SPOOL_WINDOWS 4
 
 typedef struct nd_spool nd_spool;
 
@@ -41,5 +41,14 @@ int nd_spool_on_disk(const nd_spool *s);
 
 /* The bytes [off, off + n), which must have been committed. */
 const char *nd_spool_get(nd_spool *s, uint64_t off, size_t n);
+
+/* Read cursors with a window cache of their own, so that several threads
+ * can read at once once the writing is over (no reserve or commit may run
+ * while cursors are in use).  A pointer from nd_spool_rd_get is valid
+ * until the next call on the same cursor. */
+typedef struct nd_spool_rd nd_spool_rd;
+nd_spool_rd *nd_spool_rd_new(nd_spool *s);
+const char *nd_spool_rd_get(nd_spool_rd *r, uint64_t off, size_t n);
+void nd_spool_rd_free(nd_spool_rd *r);
 
 #endif
