@@ -3,7 +3,14 @@
  * keys and args (TPU-like XLA ops on 4 devices plus host spans), for the
  * benchmarks.  Same seed, same bytes.
  *
- *   gen-stream [-n spans] [-s seed] [-d devices]
+ *   gen-stream [-R] [-n spans] [-s seed] [-d devices]
+ *
+ * By default every span draws its duration (200 ns to 50 us) and its scope
+ * at random, the hardest case for aggregations: about 48,000 distinct
+ * (name, scope) groups whose histograms span eight octaves.  -R writes what
+ * an XLA program looks like instead: each of the 6,000 op names has one
+ * scope and one base duration (log-uniform, 1 us to 500 us) with +-5 %
+ * jitter, as the same HLO op does in every step.
  */
 #include "nd_buf.h"
 #include "nd_event.h"
@@ -11,6 +18,7 @@
 #include "nd_out.h"
 #include "nd_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,20 +61,21 @@ int
 main(int argc, char **argv)
 {
 	long n = 1000000, devices = 4;
-	int c;
+	int c, real = 0;
 	nd_out *o;
 	nd_buf *b;
 	int64_t *ts;
 
 	nd_init(argv[0]);
 	rng = 42;
-	while ((c = getopt(argc, argv, "n:s:d:")) != -1)
+	while ((c = getopt(argc, argv, "Rn:s:d:")) != -1)
 		switch (c) {
+		case 'R': real = 1; break;
 		case 'n': n = atol(optarg); break;
 		case 's': rng = (uint64_t)atoll(optarg) * 2654435761ULL + 1; break;
 		case 'd': devices = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: gen-stream [-n spans] [-s seed] [-d devices]\n");
+			fprintf(stderr, "usage: gen-stream [-R] [-n spans] [-s seed] [-d devices]\n");
 			return 2;
 		}
 	if (devices < 1 || devices > 64 || n < 0)
@@ -79,9 +88,27 @@ main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		long d = i % devices;
 		uint32_t k = rnd(sizeof ops / sizeof ops[0]);
-		int64_t dur = 200 + rnd(50000);
+		uint32_t inst = 0;
+		int64_t dur;
+		const char *scope = NULL;
 		nd_jw w;
 
+		/* The default draws in its original order (same bytes as
+		 * before -R existed). */
+		if (real) {
+			/* a fixed scope and base duration per op name */
+			uint64_t hsh;
+			double base;
+
+			inst = rnd(400);
+			hsh = ((uint64_t)k * 400 + inst + 1) *
+			    0x9e3779b97f4a7c15ULL;
+			base = 1000.0 * pow(500.0,
+			    (double)(hsh >> 11) / 9007199254740992.0);
+			scope = scopes[(hsh >> 3) % 8];
+			dur = (int64_t)(base * (0.95 + rnd(1001) / 10000.0));
+		} else
+			dur = 200 + rnd(50000);
 		nd_jw_init(&w, b);
 		nd_jw_obj(&w);
 		nd_jw_kcstr(&w, "type", "span");
@@ -91,7 +118,8 @@ main(int argc, char **argv)
 		nd_jw_key(&w, "name");
 		{
 			char nm[48];
-			snprintf(nm, sizeof nm, "%s.%u", ops[k], rnd(400));
+			snprintf(nm, sizeof nm, "%s.%u", ops[k],
+			    real ? inst : rnd(400));
 			nd_jw_cstr(&w, nm);
 		}
 		nd_jw_kint(&w, "pid", d + 1);
@@ -110,7 +138,7 @@ main(int argc, char **argv)
 		nd_jw_kcstr(&w, "class", k == 3 || k == 6 || k == 7 || k == 13 ?
 		    "communication" : k == 4 ? "memory" : "compute");
 		nd_jw_kcstr(&w, "family", fams[k]);
-		nd_jw_kcstr(&w, "scope", scopes[rnd(8)]);
+		nd_jw_kcstr(&w, "scope", real ? scope : scopes[rnd(8)]);
 		nd_jw_key(&w, "args");
 		nd_jw_obj(&w);
 		nd_jw_kint(&w, "flops", (int64_t)rnd(1u << 30) * 64);

@@ -1038,8 +1038,13 @@ get_time(const nd_jval *v, int64_t *ns)
 				break;
 		}
 		if (p == e) {
-			for (frac = frac < 0 ? 0 : frac; frac < 3; frac++)
+			/* 18 digits times 1000 would pass 2^63: the same
+			 * 2^62 limit as below */
+			for (frac = frac < 0 ? 0 : frac; frac < 3; frac++) {
+				if (x >= LIM62 / 10)
+					return -1;
 				x *= 10;
+			}
 			*ns = x;
 			return 0;
 		}

@@ -5,6 +5,7 @@
  */
 #include "nd_cli.h"
 #include "nd_out.h"
+#include "nd_peak.h"
 #include "nd_report.h"
 #include "nd_stream.h"
 #include "nd_util.h"
@@ -17,7 +18,7 @@
 #include <time.h>
 
 static const char usage_text[] =
-"usage: trace-report [-hV] [-o file] [-k N] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--unordered] [--list-thresholds] [file ...]\n"
+"usage: trace-report [-hV] [-o file] [-k N] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--unordered] [--device name] [--peak-tflops X] [--peak-gbps Y] [--list-thresholds] [file ...]\n"
 "  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
 "  -k, --top N            rows per table (default 10; 0: all)\n"
 "  -t, --threshold ID=V   threshold of finding ID in percent (repeatable)\n"
@@ -29,11 +30,15 @@ static const char usage_text[] =
 "      --html             one self-contained HTML page with charts\n"
 "      --stamp            add the time of generation (output then differs)\n"
 "      --unordered        accept timelines out of start order (more memory)\n"
+"      --device NAME      the device of every span, for the roofline (A100,\n"
+"                         TPU v5e, ...; the table of trace-roofline(1))\n"
+"      --peak-tflops X    compute peak of a device for the roofline, TFLOP/s\n"
+"      --peak-gbps Y      memory bandwidth of a device for the roofline, GB/s\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n";
 
 enum { OPT_DROP_LAST = 256, OPT_JSON, OPT_HTML, OPT_STAMP, OPT_UNORDERED,
-	OPT_LIST };
+	OPT_LIST, OPT_DEVICE, OPT_PEAK_TFLOPS, OPT_PEAK_GBPS };
 
 int
 main(int argc, char **argv)
@@ -50,11 +55,15 @@ main(int argc, char **argv)
 		{ "html", no_argument, NULL, OPT_HTML },
 		{ "stamp", no_argument, NULL, OPT_STAMP },
 		{ "unordered", no_argument, NULL, OPT_UNORDERED },
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "peak-tflops", required_argument, NULL, OPT_PEAK_TFLOPS },
+		{ "peak-gbps", required_argument, NULL, OPT_PEAK_GBPS },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *outpath = NULL;
-	const char **thr = NULL;
+	/* static: still reachable (no leak report) when an option dies */
+	static const char **thr;
 	size_t nthr = 0;
 	int c, fmt = 0, stamp = 0, list = 0;
 	regex_t re;
@@ -114,6 +123,21 @@ main(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list = 1;
+			break;
+		case OPT_DEVICE:
+			if (nd_peak_find(optarg, strlen(optarg)) == NULL)
+				nd_die(ND_EXIT_ERROR, "--device: '%s' is not "
+				    "in the peak table (see trace-roofline "
+				    "--print-peaks)", optarg);
+			ro.device = optarg;
+			break;
+		case OPT_PEAK_TFLOPS:
+			ro.peak_tflops = nd_cli_double("--peak-tflops", optarg,
+			    1e-9, 1e9);
+			break;
+		case OPT_PEAK_GBPS:
+			ro.peak_gbps = nd_cli_double("--peak-gbps", optarg,
+			    1e-9, 1e9);
 			break;
 		default:
 			nd_cli_usage(usage_text);

@@ -554,18 +554,10 @@ write_ranks(struct run *r)
 static void
 print_peaks(const char *outpath)
 {
-	size_t n;
-	const nd_peak *t = nd_peak_table(&n);
 	nd_out *o = nd_out_open(outpath);
-	nd_buf *b = nd_out_buf(o);
 
-	nd_buf_adds(b, "# key\ttflops\tprecision\tnames matched\n");
-	for (size_t i = 0; i < n; i++) {
-		nd_buf_addf(b, "%s\t%g\t%s\t", t[i].key, t[i].tflops, t[i].prec);
-		for (const char *const *m = t[i].match; *m != NULL; m++)
-			nd_buf_addf(b, "%s%s", m == t[i].match ? "" : ", ", *m);
-		nd_buf_addc(b, '\n');
-	}
+	nd_peak_print(nd_out_buf(o));
+	nd_out_commit(o);
 	nd_out_close(o);
 }
 

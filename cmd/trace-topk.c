@@ -322,8 +322,8 @@ on_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 
 	build_key(t, ev, si);
 	id = nd_agg_id(t->agg, t->key.p, t->key.len);
+	nd_agg_add(t->agg, id, ev->dur_ns);
 	r = nd_agg_row_of(t->agg, id);
-	nd_agg_add(r, ev->dur_ns);
 	abs = (si != NULL ? si->origin_ns : 0) +
 	    ((ev->has & ND_HAS_TS) ? ev->ts_ns : 0);
 	if (nd_agg_ex_better(&r->ex, abs, ev->dur_ns, si ? si->path : "-",

@@ -11,7 +11,8 @@ _ndtrace() {
 	trace-gaps) opts="--help --host-context --kernel-wait --level --min --output --step-regex --unordered --version --within-steps" ;;
 	trace-mem) opts="--dump --frames --help --output --snapshot --sort --table --timeline --top --version" ;;
 	trace-regions) opts="--by-device --depth --folded --help --merge --min-share --ops --output --overrun --partial --prune --timelines --tree --unordered --version" ;;
-	trace-report) opts="--drop-last --help --html --json --list-thresholds --output --stamp --step-regex --threshold --top --unordered --version --warmup" ;;
+	trace-report) opts="--device --drop-last --help --html --json --list-thresholds --output --peak-gbps --peak-tflops --stamp --step-regex --threshold --top --unordered --version --warmup" ;;
+	trace-roofline) opts="--by --csv --device --help --output --peak-gbps --peak-tflops --print-peaks --table --timelines --top --version" ;;
 	trace-steps) opts="--drop-last --help --output --peak-tflops --per-device --print-peaks --ranks --step-regex --summary --version --warmup" ;;
 	trace-topk) opts="--by --csv --help --merge --output --overrun --partial --sort --table --timelines --top --type --unordered --version --wall" ;;
 	xplane2ndjson) opts="--device-only --help --lines --list --no-args --output --planes --print-rules --rules --run --version" ;;
@@ -23,4 +24,4 @@ _ndtrace() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -F _ndtrace -o default chrome2ndjson ndjson2chrome trace-check trace-classify trace-context trace-diff trace-gaps trace-mem trace-regions trace-report trace-steps trace-topk xplane2ndjson
+complete -F _ndtrace -o default chrome2ndjson ndjson2chrome trace-check trace-classify trace-context trace-diff trace-gaps trace-mem trace-regions trace-report trace-roofline trace-steps trace-topk xplane2ndjson

@@ -65,20 +65,16 @@ nd_agg *nd_agg_new(void);
 void nd_agg_free(nd_agg *a);
 /* Id of the group with this key, creating an empty row if new. */
 uint32_t nd_agg_id(nd_agg *a, const void *key, size_t n);
-uint32_t nd_agg_count(const nd_agg *a);
+/* One instance of duration dur in group id: count and total_ns at once,
+ * the histogram a few adds later (see nd_agg_count). */
+void nd_agg_add(nd_agg *a, uint32_t id, int64_t dur);
+/* Number of groups.  It also applies the histogram adds still pending, so
+ * call it before reading rows' histograms (every output path does). */
+uint32_t nd_agg_count(nd_agg *a);
 nd_agg_row *nd_agg_row_of(nd_agg *a, uint32_t id);
 const char *nd_agg_key(const nd_agg *a, uint32_t id, size_t *n);
 /* Empty every row (keys stay, with their ids). */
 void nd_agg_reset(nd_agg *a);
-
-/* One instance of duration dur: count, total_ns, hist. */
-static inline void
-nd_agg_add(nd_agg_row *r, int64_t dur)
-{
-	r->count++;
-	r->total_ns += dur;
-	nd_hist_add(&r->hist, dur);
-}
 
 /* dst += src, all figures and the example. */
 void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);

@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The fuzz build makes blocks small (fast, and values straddle them). */
+#ifdef ND_CHROME_BLOCK
+#define BLOCK ((size_t)ND_CHROME_BLOCK)
+#else
 #define BLOCK ((size_t)4 << 20)
+#endif
 
 enum {
 	S_START, S_TOP_FIRST, S_TOP_NEXT, S_ARR_FIRST, S_ARR_VALUE, S_ARR_NEXT,

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Reserved keys, their field and kind.  Kept in one table so the decoder,
@@ -82,7 +83,9 @@ clear_fields(nd_event *ev)
 	nd_member *m = ev->members;
 	size_t cap = ev->cap_members;
 
-	memset(ev, 0, sizeof *ev);
+	/* The decoded fields come first in nd_event: clear just those. */
+	memset(ev, 0, offsetof(nd_event, line));
+	memset(&ev->line, 0, sizeof *ev - offsetof(nd_event, line));
 	ev->members = m;
 	ev->cap_members = cap;
 }
@@ -123,9 +126,17 @@ lookup(const nd_jval *key)
 	default:
 		return NULL;
 	}
-	if (i < 0 || memcmp(reserved[i].key, k, n) != 0 || reserved[i].len != n)
+	if (i < 0 || reserved[i].len != n)
 		return NULL;
-	return &reserved[i];
+	/* A compare of constant length is a few instructions, not a call. */
+	switch (n) {
+	case 3: return memcmp(reserved[i].key, k, 3) == 0 ? &reserved[i] : NULL;
+	case 4: return memcmp(reserved[i].key, k, 4) == 0 ? &reserved[i] : NULL;
+	case 5: return memcmp(reserved[i].key, k, 5) == 0 ? &reserved[i] : NULL;
+	case 6: return memcmp(reserved[i].key, k, 6) == 0 ? &reserved[i] : NULL;
+	case 7: return memcmp(reserved[i].key, k, 7) == 0 ? &reserved[i] : NULL;
+	default: return memcmp(reserved[i].key, k, n) == 0 ? &reserved[i] : NULL;
+	}
 }
 
 static void
@@ -214,6 +225,18 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 			if (dst == NULL)
 				break;
 			at = scratch->len;
+			if (!val.esc) {
+				/* room was reserved above: copy directly */
+				size_t n = val.len - 2;
+
+				memcpy(scratch->p + at, val.raw + 1, n);
+				scratch->p[at + n] = '\0';
+				scratch->len = at + n + 1;
+				dst->p = scratch->p + at;
+				dst->n = n;
+				m->known = 1;
+				break;
+			}
 			nd_json_unescape(&val, scratch);
 			dst->p = scratch->p + at;
 			dst->n = scratch->len - at;

@@ -29,12 +29,22 @@ nd_hash_bytes(const void *data, size_t n)
 
 /* ---- interning ---- */
 
+/* A slot holds the hash, the string and its length, so a lookup of a key
+ * that is present touches one slot and the string: two cache misses at most
+ * in a table of thousands of names, which is what aggregations do per
+ * event.  strs[] (by id) serves nd_intern_str. */
+struct islot {
+	uint64_t hash;
+	const char *str;
+	uint32_t len;
+	uint32_t id1;		/* id + 1, 0 = empty */
+};
+
 struct nd_intern {
-	uint32_t *slots;	/* id + 1, 0 = empty */
+	struct islot *slots;
 	size_t mask;
-	char **strs;
-	size_t *lens;
-	uint64_t *hashes;
+	const char **strs;
+	uint32_t *lens;
 	size_t n, cap;
 	/* Strings are packed into large blocks to avoid a malloc each. */
 	char *blk;
@@ -67,7 +77,8 @@ pack(nd_intern *t, const char *s, size_t n)
 		t->blk_cap = c + sizeof(char *);
 	}
 	p = t->blk + t->blk_used;
-	memcpy(p, s, n);
+	if (n > 0)
+		memcpy(p, s, n);
 	p[n] = '\0';
 	t->blk_used += n + 1;
 	return p;
@@ -91,7 +102,6 @@ nd_intern_free(nd_intern *t)
 	free(t->slots);
 	free(t->strs);
 	free(t->lens);
-	free(t->hashes);
 	free(t);
 }
 
@@ -99,50 +109,53 @@ static void
 rehash(nd_intern *t)
 {
 	size_t nm = t->mask * 2 + 1;
-	uint32_t *ns = nd_xcalloc(nm + 1, sizeof *ns);
+	struct islot *ns = nd_xcalloc(nm + 1, sizeof *ns);
 
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = t->hashes[i] & nm;
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->slots[i].id1 != 0) {
+			size_t j = t->slots[i].hash & nm;
 
-		while (ns[j] != 0)
-			j = (j + 1) & nm;
-		ns[j] = (uint32_t)i + 1;
-	}
+			while (ns[j].id1 != 0)
+				j = (j + 1) & nm;
+			ns[j] = t->slots[i];
+		}
 	free(t->slots);
 	t->slots = ns;
 	t->mask = nm;
 }
 
+/* The slot of s: its own when present, else the empty one to fill. */
+static inline struct islot *
+probe(const nd_intern *t, const char *s, size_t n, uint64_t h)
+{
+	struct islot *sl;
+
+	for (size_t j = h & t->mask; (sl = &t->slots[j])->id1 != 0;
+	    j = (j + 1) & t->mask)
+		if (sl->hash == h && sl->len == n &&
+		    memcmp(sl->str, s, n) == 0)
+			break;
+	return sl;
+}
+
 uint32_t
 nd_intern_find(const nd_intern *t, const char *s, size_t n)
 {
-	uint64_t h = nd_hash_bytes(s, n);
-	size_t j = h & t->mask;
+	const struct islot *sl = probe(t, s, n, nd_hash_bytes(s, n));
 
-	for (; t->slots[j] != 0; j = (j + 1) & t->mask) {
-		uint32_t id = t->slots[j] - 1;
-
-		if (t->hashes[id] == h && t->lens[id] == n &&
-		    memcmp(t->strs[id], s, n) == 0)
-			return id;
-	}
-	return UINT32_MAX;
+	return sl->id1 != 0 ? sl->id1 - 1 : UINT32_MAX;
 }
 
 uint32_t
 nd_intern_id(nd_intern *t, const char *s, size_t n)
 {
 	uint64_t h = nd_hash_bytes(s, n);
-	size_t j = h & t->mask;
+	struct islot *sl = probe(t, s, n, h);
 	uint32_t id;
 
-	for (; t->slots[j] != 0; j = (j + 1) & t->mask) {
-		id = t->slots[j] - 1;
-		if (t->hashes[id] == h && t->lens[id] == n &&
-		    memcmp(t->strs[id], s, n) == 0)
-			return id;
-	}
-	if (t->n >= UINT32_MAX - 1)
+	if (sl->id1 != 0)
+		return sl->id1 - 1;
+	if (t->n >= UINT32_MAX - 1 || n > UINT32_MAX)
 		nd_die(ND_EXIT_ERROR, "too many distinct strings");
 	if (t->n + 1 > t->cap) {
 		size_t c = t->cap;
@@ -150,15 +163,15 @@ nd_intern_id(nd_intern *t, const char *s, size_t n)
 		nd_grow(&t->strs, &c, t->n + 1, sizeof *t->strs);
 		c = t->cap;
 		nd_grow(&t->lens, &c, t->n + 1, sizeof *t->lens);
-		c = t->cap;
-		nd_grow(&t->hashes, &c, t->n + 1, sizeof *t->hashes);
 		t->cap = c;
 	}
 	id = (uint32_t)t->n++;
 	t->strs[id] = pack(t, s, n);
-	t->lens[id] = n;
-	t->hashes[id] = h;
-	t->slots[j] = id + 1;
+	t->lens[id] = (uint32_t)n;
+	sl->hash = h;
+	sl->str = t->strs[id];
+	sl->len = (uint32_t)n;
+	sl->id1 = id + 1;
 	if (t->n * 2 > t->mask)
 		rehash(t);
 	return id;

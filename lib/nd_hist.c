@@ -66,8 +66,10 @@ cover(nd_hist *h, uint32_t idx)
 	char *c;
 
 	if (h->c == NULL) {
-		h->lo = idx & ~15u;
-		h->n = 16;
+		/* One octave, aligned: most ops' durations stay inside one or
+		 * two, so this is usually the only allocation. */
+		h->lo = idx & ~63u;
+		h->n = 64;
 		h->c = nd_xcalloc(h->n, es);
 		return;
 	}

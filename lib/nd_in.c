@@ -9,7 +9,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#ifdef ND_IN_BLOCK
+#define RAW_BLOCK ND_IN_BLOCK	/* the fuzz build: small reads */
+#else
 #define RAW_BLOCK (1 << 20)
+#endif
 
 struct nd_in {
 	char *name;

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---------- decoding ---------- */
 
@@ -80,6 +83,25 @@ scan_string(const char **pp, const char *base, const char *end, nd_jval *v,
 	int esc = 0;
 
 	for (;;) {
+#if defined(__SSE2__)
+		/* Sixteen bytes at a time: a signed compare with 0x20 flags
+		 * both control characters and every non-ASCII byte, so one
+		 * mask finds the first byte that needs a look. */
+		while (ue - p >= 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)p);
+			__m128i m = _mm_or_si128(_mm_or_si128(
+			    _mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+			    _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+			    _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+			unsigned bits = (unsigned)_mm_movemask_epi8(m);
+
+			if (bits != 0) {
+				p += __builtin_ctz(bits);
+				goto special;
+			}
+			p += 16;
+		}
+#endif
 		/* Eight bytes at a time: the lowest flagged byte of the mask
 		 * is exactly the first special one (quote, backslash, control
 		 * or non-ASCII), so jump straight to it. */

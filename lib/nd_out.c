@@ -10,7 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef ND_OUT_FLUSH_AT
+#define FLUSH_AT ND_OUT_FLUSH_AT	/* the fuzz build: small flushes */
+#else
 #define FLUSH_AT (256 * 1024)
+#endif
 #define MAX_TMP 16
 
 struct nd_out {

@@ -5,12 +5,14 @@
 #include "nd_report.h"
 
 #include "nd_agg.h"
+#include "nd_by.h"
 #include "nd_gaps.h"
 #include "nd_hash.h"
 #include "nd_interval.h"
 #include "nd_json.h"
 #include "nd_mem.h"
 #include "nd_nest.h"
+#include "nd_roofline.h"
 #include "nd_sort.h"
 #include "nd_steps.h"
 #include "nd_util.h"
@@ -92,7 +94,7 @@ struct payload {
 };
 
 struct mpeak {
-	char *source, *device, *op;
+	char *source, *device, *op, *scope;
 	int64_t ts, alloc, reserved, step;
 	int has_step;
 };
@@ -164,6 +166,13 @@ struct nd_report {
 	struct mpeak *peaks;
 	size_t npeaks;
 
+	/* roofline (nd_roofline, by op name) */
+	nd_by *roofby;
+	nd_roof *roof;
+	const nd_roof_row *roofrows;
+	size_t nroof;
+	nd_roof_sum roofsum;
+
 	/* model, after finish */
 	int finished;
 	nd_stat all, steady;
@@ -207,17 +216,24 @@ struct nd_report {
 	size_t nfnd;
 	double val[R_NRULES];
 	int has_val[R_NRULES];
+	struct strip *strip;	/* the timeline strip (HTML) */
 };
 
 static void gap_cb(void *ctx, const nd_gap *g);
+static void strip_add(nd_report *r, const nd_event *ev,
+    const nd_span_role *role);
+static void strip_window(nd_report *r, const char *key, const nd_step *st);
+static void strip_gap(nd_report *r, const nd_gap *g, const nd_gap_where *w);
+static void strip_free(nd_report *r);
 
 static void
 nest_cb(void *ctx, const nd_nest_span *s)
 {
 	nd_report *r = ctx;
-	nd_agg_row *row = nd_agg_row_of(r->leaf, (uint32_t)s->user);
+	nd_agg_row *row;
 
-	nd_agg_add(row, s->dur_ns);
+	nd_agg_add(r->leaf, (uint32_t)s->user, s->dur_ns);
+	row = nd_agg_row_of(r->leaf, (uint32_t)s->user);
 	row->self_ns += s->self_ns;
 	if (s->overrun)
 		row->overrun++;
@@ -259,6 +275,18 @@ nd_report_new(const nd_report_opts *o)
 	r->gaps = nd_gaps_new(&go);
 	memset(&mo, 0, sizeof mo);
 	r->mem = nd_mem_new(&mo, &r->membuf, mem_commit, NULL);
+	{
+		nd_roof_opts ro;
+		const char *bad;
+
+		memset(&ro, 0, sizeof ro);
+		ro.timelines = ND_ROOF_AUTO;
+		ro.device = o->device;
+		ro.peak_tflops = o->peak_tflops;
+		ro.peak_gbps = o->peak_gbps;
+		r->roofby = nd_by_parse("name", NULL, 0, &bad);
+		r->roof = nd_roof_new(&ro, r->roofby);
+	}
 	return r;
 }
 
@@ -347,6 +375,7 @@ gap_cb(void *ctx, const nd_gap *g)
 	struct payload *p;
 
 	nd_gaps_where(r->gaps, g, &w);
+	strip_gap(r, g, &w);
 	r->ngaps++;
 	r->gap_total += g->dur;
 	if (g->dur > r->gap_max) {
@@ -431,6 +460,8 @@ finish_source(nd_report *r)
 			r->devs[d].key = nd_xstrdup(key);
 			r->ndevs++;
 		}
+		if (st[i].dev >= 0)
+			strip_window(r, key, &st[i]);
 		nd_grow(&r->drec, &r->capdrec, r->ndrec + 1, sizeof *r->drec);
 		x = &r->drec[r->ndrec++];
 		x->num = st[i].num;
@@ -559,6 +590,8 @@ add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
 	if (nd_gaps_add(r->gaps, ev, &role) != 0)
 		nd_die(2, "%s: spans out of start order on a timeline; use "
 		    "--unordered", s->path ? s->path : "input");
+	if (role.role == ND_ROLE_DEVICE)
+		strip_add(r, ev, &role);
 	kind = nd_span_kind(ev);
 	if (kind == ND_KIND_DEVICE)
 		r->has_device = 1;
@@ -597,9 +630,10 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 	switch (ev->type) {
 	case ND_EV_SPAN:
 		add_span(r, s, ev);
-		if (ev->args.type == ND_JOBJ && memmem(ev->args.raw,
-		    ev->args.len, "\"bytes_allocated\"", 17) != NULL)
-			nd_mem_record(r->mem, ev, si);
+		nd_roof_record(r->roof, ev, si);
+		/* every span: nd_mem attributes the memory peak to the op
+		 * running at it */
+		nd_mem_record(r->mem, ev, si);
 		return;
 	case ND_EV_META: {
 		const nd_jval *v = nd_event_get(ev, "producer");
@@ -609,6 +643,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		nd_steps_meta(r->st_src, ev);
 		nd_steps_meta(r->st_dev, ev);
 		nd_mem_record(r->mem, ev, si);
+		nd_roof_record(r->roof, ev, si);
 		return;
 	}
 	case ND_EV_END:
@@ -982,6 +1017,7 @@ model_memory(nd_report *r)
 				p->device = jstrdup(nd_event_get(&ev,
 				    "allocator"));
 			p->op = jstrdup(nd_event_get(&ev, "op"));
+			p->scope = strdup_n(ev.scope);
 			p->ts = ev.ts_ns;
 			if ((v = nd_event_get(&ev, "allocated_bytes")) &&
 			    nd_json_int(v, &x) == 0)
@@ -1203,6 +1239,7 @@ nd_report_finish(nd_report *r)
 	model_steps(r);
 	model_tables(r);
 	model_memory(r);
+	r->nroof = nd_roof_finish(r->roof, &r->roofrows, &r->roofsum);
 	model_findings(r);
 }
 
@@ -1244,8 +1281,11 @@ nd_report_free(nd_report *r)
 		free(r->peaks[i].source);
 		free(r->peaks[i].device);
 		free(r->peaks[i].op);
+		free(r->peaks[i].scope);
 	}
 	free(r->peaks);
+	nd_roof_free(r->roof);
+	nd_by_free(r->roofby);
 	if (r->finished)
 		nd_step_classes_free(&r->cl);
 	free(r->cl_num);
@@ -1270,6 +1310,7 @@ nd_report_free(nd_report *r)
 	for (size_t i = 0; i < r->ndiff; i++)
 		free(r->diff[i]);
 	free(r->diff);
+	strip_free(r);
 	nd_intern_free(r->names);
 	free(r);
 }
@@ -1694,6 +1735,79 @@ md_trow_table(nd_report *r, nd_buf *b, const char *what,
 	nd_buf_adds(b, "\n");
 }
 
+/* The roofline of the top ops (trace-roofline by name), when the spans
+ * carry flops. */
+static void
+md_roofline(nd_report *r, nd_buf *b)
+{
+	const nd_roof_sum *s = &r->roofsum;
+	const nd_roof_row *first = r->nroof > 0 ? &r->roofrows[0] : NULL;
+	size_t m = cut(r, r->nroof);
+	int uniform = first != NULL && first->peak == 1 &&
+	    first->peak_tflops > 0 && first->peak_gbps > 0;
+
+	if (r->nroof == 0)
+		return;
+	for (size_t i = 1; i < r->nroof && uniform; i++)
+		if (r->roofrows[i].peak != 1 ||
+		    r->roofrows[i].peak_tflops != first->peak_tflops ||
+		    r->roofrows[i].peak_gbps != first->peak_gbps)
+			uniform = 0;
+	nd_buf_adds(b, "### Roofline\n\n");
+	nd_buf_addf(b, "%llu of %llu spans on %s timelines (",
+	    (unsigned long long)s->flops_spans,
+	    (unsigned long long)s->spans, s->timelines);
+	put_dur(b, s->flops_ns);
+	nd_buf_adds(b, " of ");
+	put_dur(b, s->total_ns);
+	nd_buf_adds(b, ") carry flops; ops by time with flops");
+	if (uniform) {
+		nd_buf_addf(b, ", against %g TFLOP/s and %g GB/s (ridge %.1f "
+		    "FLOP/byte", first->peak_tflops, first->peak_gbps,
+		    first->peak_tflops * 1e3 / first->peak_gbps);
+		if (first->device_name != NULL) {
+			nd_buf_adds(b, ", ");
+			put_txt(b, first->device_name);
+		}
+		nd_buf_adds(b, ")");
+	} else
+		nd_buf_adds(b, "; no single device peak is known "
+		    "(--device, --peak-tflops, --peak-gbps)");
+	nd_buf_adds(b, ".\n\n| # | op | count | time | TFLOP/s | GB/s | "
+	    "FLOP/byte | bound | % of roofline |\n"
+	    "|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < m; i++) {
+		const nd_roof_row *x = &r->roofrows[i];
+		nd_roof_fig f;
+		int tag;
+		const char *k;
+		size_t kl;
+		char *name;
+
+		nd_roof_figures(x, &f);
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		if (nd_by_field(x->key, x->keylen, 0, &tag, &k, &kl)) {
+			name = nd_xstrndup(k, kl);
+			put_name(b, name);
+			free(name);
+		} else
+			nd_buf_adds(b, "-");
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)x->flops_count);
+		put_dur(b, x->flops_ns);
+		nd_buf_addf(b, " | %.3f | ", f.tflops);
+		if (f.has_bytes)
+			nd_buf_addf(b, "%.1f | %.2f | ", f.gbps, f.intensity);
+		else
+			nd_buf_adds(b, "- | - | ");
+		if (f.has_roof)
+			nd_buf_addf(b, "%s | %.1f%% |\n", f.bound, f.pct);
+		else
+			nd_buf_adds(b, "- | - |\n");
+	}
+	more(b, r, r->nroof, "rows");
+	nd_buf_adds(b, "\n");
+}
+
 static void
 md_ops(nd_report *r, nd_buf *b)
 {
@@ -1715,6 +1829,7 @@ md_ops(nd_report *r, nd_buf *b)
 	else
 		md_trow_table(r, b, "collective", r->colls, r->ncolls,
 		    r->self_total);
+	md_roofline(r, b);
 }
 
 static int
@@ -1832,8 +1947,11 @@ md_memory(nd_report *r, nd_buf *b)
 		nd_buf_adds(b, "The stream has no memory counters.\n\n");
 		return;
 	}
+	nd_buf_adds(b, "The op running at the peak is the innermost span of the "
+	    "sample's own timeline that contains it (as trace-mem).\n\n");
 	nd_buf_adds(b, "| source | device | peak allocated | reserved | "
-	    "at ts_ns | step | op |\n|---|---|---|---|---|---|---|\n");
+	    "at ts_ns | step | op | scope |\n"
+	    "|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < r->npeaks; i++) {
 		const struct mpeak *p = &r->peaks[i];
 
@@ -1850,6 +1968,8 @@ md_memory(nd_report *r, nd_buf *b)
 			nd_buf_adds(b, "-");
 		nd_buf_adds(b, " | ");
 		put_txt(b, p->op);
+		nd_buf_adds(b, " | ");
+		put_txt(b, p->scope);
 		nd_buf_adds(b, " |\n");
 	}
 	nd_buf_adds(b, "\n");
@@ -2345,6 +2465,25 @@ nd_report_json(nd_report *r, nd_buf *b)
 	j_rows(r, &w, "ops", "name", r->ops, r->nops, 0);
 	j_rows(r, &w, "families", "family", r->fams, r->nfams, 0);
 	j_rows(r, &w, "collectives", "family", r->colls, r->ncolls, 0);
+	if (r->nroof > 0) {
+		size_t m = cut(r, r->nroof);
+
+		nd_jw_key(&w, "roofline");
+		nd_jw_obj(&w);
+		nd_roof_sum_json(&w, &r->roofsum);
+		nd_jw_kuint(&w, "shown", m);
+		nd_jw_key(&w, "top");
+		nd_jw_arr(&w);
+		for (size_t i = 0; i < m; i++) {
+			nd_jw_obj(&w);
+			nd_by_json(r->roofby, &w, r->roofrows[i].key,
+			    r->roofrows[i].keylen);
+			nd_roof_row_json(&w, &r->roofrows[i]);
+			nd_jw_obj_end(&w);
+		}
+		nd_jw_arr_end(&w);
+		nd_jw_obj_end(&w);
+	}
 	nd_jw_obj_end(&w);
 
 	nd_sort(r->causes, r->ncauses, sizeof *r->causes, cause_cmp, r);
@@ -2400,6 +2539,7 @@ nd_report_json(nd_report *r, nd_buf *b)
 		if (p->has_step)
 			nd_jw_kint(&w, "step", p->step);
 		j_str(&w, "op", p->op);
+		j_str(&w, "scope", p->scope);
 		nd_jw_obj_end(&w);
 	}
 	nd_jw_arr_end(&w);
@@ -2696,6 +2836,678 @@ svg_regions(nd_report *r, nd_buf *b)
 	free(next);
 }
 
+/*
+ * The timeline strip of the representative step (HTML, section 6).
+ *
+ * Collection, in bounded memory: the first STRIP_DEVS devices that have
+ * device ops, in stream order, each keep the latest STRIP_RING of their
+ * device ops in a ring (an older op is dropped, and the latest end of a
+ * dropped op remembered), their step windows (nd_steps per device) and the
+ * gaps of nd_gaps (device level) that end after every dropped op.  A window
+ * is complete on a device when it starts at or after the end of every
+ * dropped op: all its ops are in the ring.  The rings take at most
+ * STRIP_DEVS * STRIP_RING * 24 bytes (12 MiB); the kept gaps are fewer than
+ * the kept ops (each ends where a kept op starts); the windows are one a
+ * step, as r->drec.
+ *
+ * The representative step: of the steady steps, the one whose duration is
+ * closest to the steady median (the lower number on ties) among those that
+ * have a window on a kept device and are complete on every kept device.
+ *
+ * Drawing: one <g class="strip"> per kept device with a window of that step,
+ * over its own window, all at one scale (STRIP_PX pixels for the longest
+ * window); one lane per class present; in a lane, the union of the ops of
+ * that class clipped to the window, pieces less than one pixel apart merged
+ * (so at most about STRIP_PX rects a lane); every gap overlapping the
+ * window, clipped to it, of at least one pixel, hatched red with its
+ * duration, payload and cause in a <title>; the STRIP_LABELS largest
+ * labelled with their duration; then a time axis.
+ */
+#define STRIP_DEVS 8
+#define STRIP_RING 65536
+#define STRIP_PX 1000
+#define STRIP_LABELS 3
+#define STRIP_X0 10
+#define STRIP_LANE 10
+
+enum { SC_COMPUTE, SC_COMM, SC_MEMORY, SC_OTHER, SC_N };
+
+static const char *const sc_name[SC_N] = { "compute", "communication",
+	"memory", "other" };
+static const char *const sc_color[SC_N] = { "#4e79a7", "#e15759",
+	"#f28e2b", "#bab0ac" };
+
+struct sop {
+	int64_t ts, dur;
+	uint32_t name;		/* in strip->names */
+	int cls;		/* SC_* */
+};
+
+struct sgap {
+	int64_t ts, dur;
+	uint32_t payload, cause;	/* in strip->names */
+};
+
+struct swin {
+	int64_t num, ts, dur;
+};
+
+struct sdev {
+	uint32_t source;
+	char *key;
+	size_t klen;
+	struct sop *ring;
+	size_t n, head, cap;	/* n kept; head: the oldest when full */
+	int lost;
+	int64_t lost_end;	/* the latest end of a dropped op */
+	struct sgap *gaps;
+	size_t ngaps, capgaps;
+	struct swin *win;
+	size_t nwin, capwin;
+};
+
+struct strip {
+	struct sdev dev[STRIP_DEVS];
+	size_t ndev;
+	nd_intern *names;
+	nd_buf kb;
+};
+
+static struct sdev *
+strip_dev(nd_report *r, const char *k, size_t n, int add)
+{
+	struct strip *s = r->strip;
+	struct sdev *d;
+
+	for (size_t i = 0; i < s->ndev; i++) {
+		d = &s->dev[i];
+		if (d->source == r->cursrc && d->klen == n &&
+		    memcmp(d->key, k, n) == 0)
+			return d;
+	}
+	if (!add || s->ndev == STRIP_DEVS)
+		return NULL;
+	d = &s->dev[s->ndev++];
+	memset(d, 0, sizeof *d);
+	d->source = r->cursrc;
+	d->key = nd_xstrndup(k, n);
+	d->klen = n;
+	return d;
+}
+
+static void
+strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
+{
+	struct strip *s = r->strip;
+	struct sdev *d;
+	struct sop op;
+	const char *k;
+	size_t n;
+
+	if (s == NULL) {
+		s = r->strip = nd_xcalloc(1, sizeof *s);
+		s->names = nd_intern_new();
+	}
+	/* every device kept and none of this source: nothing to do */
+	if (s->ndev == STRIP_DEVS && s->dev[STRIP_DEVS - 1].source !=
+	    r->cursrc)
+		return;
+	/* the key of nd_span_device_key, not copied when it is a field */
+	if (ev->device.p != NULL) {
+		k = ev->device.p;
+		n = ev->device.n;
+	} else if (ev->process.p != NULL) {
+		k = ev->process.p;
+		n = ev->process.n;
+	} else {
+		nd_span_device_key(ev, &s->kb);
+		k = s->kb.p;
+		n = s->kb.len;
+	}
+	if ((d = strip_dev(r, k, n, 1)) == NULL)
+		return;
+	op.ts = ev->ts_ns;
+	op.dur = ev->dur_ns;
+	op.name = nd_intern_id(s->names, ev->name.p ? ev->name.p : "?",
+	    ev->name.p ? ev->name.n : 1);
+	if (role->cat == ND_CAT_COMM)
+		op.cls = SC_COMM;
+	else if (role->cat == ND_CAT_MEMORY)
+		op.cls = SC_MEMORY;
+	else if (ev->cls.p != NULL && !nd_str_eq(ev->cls, "compute"))
+		op.cls = SC_OTHER;
+	else
+		op.cls = SC_COMPUTE;
+	if (d->n < STRIP_RING) {
+		nd_grow(&d->ring, &d->cap, d->n + 1, sizeof *d->ring);
+		d->ring[d->n++] = op;
+		return;
+	}
+	if (!d->lost || d->ring[d->head].ts + d->ring[d->head].dur >
+	    d->lost_end)
+		d->lost_end = d->ring[d->head].ts + d->ring[d->head].dur;
+	d->lost = 1;
+	d->ring[d->head] = op;
+	d->head = (d->head + 1) % STRIP_RING;
+}
+
+static void
+strip_window(nd_report *r, const char *key, const nd_step *st)
+{
+	struct sdev *d;
+
+	if (r->strip == NULL ||
+	    (d = strip_dev(r, key, strlen(key), 0)) == NULL)
+		return;
+	nd_grow(&d->win, &d->capwin, d->nwin + 1, sizeof *d->win);
+	d->win[d->nwin].num = st->num;
+	d->win[d->nwin].ts = st->ts;
+	d->win[d->nwin].dur = st->dur;
+	d->nwin++;
+}
+
+static void
+strip_gap(nd_report *r, const nd_gap *g, const nd_gap_where *w)
+{
+	struct strip *s = r->strip;
+	struct sdev *d;
+	const char *cause = g->cause ? g->cause : "other";
+	const char *pay = g->payload.name ? g->payload.name : "?";
+
+	if (s == NULL)
+		return;
+	if (w->device != NULL)
+		d = strip_dev(r, w->device, strlen(w->device), 0);
+	else if (w->process != NULL)
+		d = strip_dev(r, w->process, strlen(w->process), 0);
+	else {
+		nd_buf_reset(&s->kb);
+		nd_buf_addf(&s->kb, "pid %lld", (long long)w->pid);
+		d = strip_dev(r, s->kb.p, s->kb.len, 0);
+	}
+	/* a gap that ends before a dropped op ends is in no complete window */
+	if (d == NULL || (d->lost && g->ts + g->dur <= d->lost_end))
+		return;
+	nd_grow(&d->gaps, &d->capgaps, d->ngaps + 1, sizeof *d->gaps);
+	d->gaps[d->ngaps].ts = g->ts;
+	d->gaps[d->ngaps].dur = g->dur;
+	d->gaps[d->ngaps].payload = nd_intern_id(s->names, pay, strlen(pay));
+	d->gaps[d->ngaps].cause = nd_intern_id(s->names, cause,
+	    strlen(cause));
+	d->ngaps++;
+}
+
+static void
+strip_free(nd_report *r)
+{
+	struct strip *s = r->strip;
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->ndev; i++) {
+		free(s->dev[i].key);
+		free(s->dev[i].ring);
+		free(s->dev[i].gaps);
+		free(s->dev[i].win);
+	}
+	nd_intern_free(s->names);
+	nd_buf_free(&s->kb);
+	free(s);
+}
+
+/* text for SVG: the XML specials escaped, nothing else interpreted */
+static void
+h_text(nd_buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '<')
+			nd_buf_adds(b, "&lt;");
+		else if (*s == '>')
+			nd_buf_adds(b, "&gt;");
+		else if (*s == '&')
+			nd_buf_adds(b, "&amp;");
+		else if (*s == '"')
+			nd_buf_adds(b, "&quot;");
+		else
+			nd_buf_addc(b, *s);
+	}
+}
+
+static int
+swin_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct swin *x = a, *y = b;
+
+	(void)ctx;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The first window of step num on d, or NULL (d->win sorted). */
+static const struct swin *
+strip_win_of(const struct sdev *d, int64_t num)
+{
+	size_t lo = 0, hi = d->nwin;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->win[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d->nwin && d->win[lo].num == num ? &d->win[lo] : NULL;
+}
+
+static int
+rep_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_report *r = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int64_t di = r->cl_dur[i] - r->steady.median;
+	int64_t dj = r->cl_dur[j] - r->steady.median;
+
+	if (di < 0)
+		di = -di;
+	if (dj < 0)
+		dj = -dj;
+	if (di != dj)
+		return di < dj ? -1 : 1;
+	if (r->cl_num[i] != r->cl_num[j])
+		return r->cl_num[i] < r->cl_num[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* The representative step (index into cl_num), or -1; *closest: the steady
+ * step closest to the median with a window on a kept device, or -1. */
+static ptrdiff_t
+strip_pick(nd_report *r, ptrdiff_t *closest)
+{
+	struct strip *s = r->strip;
+	size_t n = r->steady.count, *idx;
+	ptrdiff_t pick = -1;
+
+	*closest = -1;
+	if (n == 0)
+		return -1;
+	idx = nd_xmalloc(n * sizeof *idx);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	nd_sort(idx, n, sizeof *idx, rep_cmp, r);
+	for (size_t k = 0; k < n && pick < 0; k++) {
+		int has = 0, ok = 1;
+
+		for (size_t i = 0; i < s->ndev; i++) {
+			const struct sdev *d = &s->dev[i];
+			const struct swin *w = strip_win_of(d, r->cl_num[idx[k]]);
+
+			if (w == NULL)
+				continue;
+			has = 1;
+			if (d->lost && w->ts < d->lost_end)
+				ok = 0;
+		}
+		if (has && *closest < 0)
+			*closest = (ptrdiff_t)idx[k];
+		if (has && ok)
+			pick = (ptrdiff_t)idx[k];
+	}
+	free(idx);
+	return pick;
+}
+
+struct sclip {
+	int64_t s, e, dur;	/* clipped start and end; the op's duration */
+	uint32_t name;
+	int cls;
+};
+
+static int
+sclip_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sclip *x = a, *y = b;
+
+	(void)ctx;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	if (x->e != y->e)
+		return x->e < y->e ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur < y->dur ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int
+sgap_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sgap *x = a, *y = b;
+
+	(void)ctx;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The ops of d in [ts, te), clipped, by class then start. */
+static struct sclip *
+strip_clip(const struct sdev *d, int64_t ts, int64_t te, size_t *np)
+{
+	struct sclip *v = nd_xmalloc((d->n ? d->n : 1) * sizeof *v);
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct sop *o = &d->ring[i];
+
+		if (o->ts >= te || o->ts + o->dur <= ts)
+			continue;
+		v[n].s = o->ts > ts ? o->ts : ts;
+		v[n].e = o->ts + o->dur < te ? o->ts + o->dur : te;
+		v[n].dur = o->dur;
+		v[n].name = o->name;
+		v[n].cls = o->cls;
+		n++;
+	}
+	nd_sort(v, n, sizeof *v, sclip_cmp, NULL);
+	*np = n;
+	return v;
+}
+
+static void
+strip_lane(nd_report *r, nd_buf *b, const struct sclip *v, size_t n,
+    int64_t ts, double scale, double px_ns, double y)
+{
+	struct strip *s = r->strip;
+
+	for (size_t i = 0; i < n;) {
+		int64_t ps = v[i].s, pe = v[i].e, busy = 0, cur = v[i].s;
+		size_t j = i, longest = i;
+		double x, w;
+
+		/* one piece: ops less than one pixel apart */
+		for (; j < n && (double)(v[j].s - pe) < px_ns; j++) {
+			int64_t a = v[j].s > cur ? v[j].s : cur;
+
+			if (v[j].e > a)
+				busy += v[j].e - a;
+			if (v[j].e > cur)
+				cur = v[j].e;
+			if (v[j].e > pe)
+				pe = v[j].e;
+			if (v[j].dur > v[longest].dur)
+				longest = j;
+		}
+		x = STRIP_X0 + (double)(ps - ts) * scale;
+		w = (double)(pe - ps) * scale;
+		nd_buf_addf(b, "<rect class=\"op\" x=\"%.2f\" y=\"%.0f\" "
+		    "width=\"%.2f\" height=\"%d\" fill=\"%s\"",
+		    x, y, w < 1 ? 1.0 : w, STRIP_LANE - 1,
+		    sc_color[v[i].cls]);
+		/* a merged piece with idle time inside: lighter */
+		if (busy < pe - ps)
+			nd_buf_addf(b, " fill-opacity=\"%.2f\"", 0.3 + 0.7 *
+			    (double)busy / (double)(pe - ps));
+		nd_buf_adds(b, "><title>");
+		if (j - i == 1) {
+			h_text(b, nd_intern_str(s->names, v[i].name, NULL));
+			nd_buf_adds(b, ": ");
+			put_dur(b, v[i].dur);
+		} else {
+			nd_buf_addf(b, "%zu %s ops, ", j - i,
+			    sc_name[v[i].cls]);
+			put_dur(b, busy);
+			nd_buf_adds(b, " busy; longest ");
+			h_text(b, nd_intern_str(s->names, v[longest].name,
+			    NULL));
+			nd_buf_adds(b, " (");
+			put_dur(b, v[longest].dur);
+			nd_buf_adds(b, ")");
+		}
+		nd_buf_adds(b, "</title></rect>\n");
+		i = j;
+	}
+}
+
+static void
+strip_label(const nd_report *r, const struct sdev *d, char *buf, size_t n)
+{
+	if (r->nsrc <= 1)
+		snprintf(buf, n, "%s", d->key);
+	else if (d->source < r->nsrc && r->src[d->source].has_rank)
+		snprintf(buf, n, "rank %lld %s",
+		    (long long)r->src[d->source].rank, d->key);
+	else
+		snprintf(buf, n, "source %u %s", d->source, d->key);
+}
+
+static void
+svg_strip(nd_report *r, nd_buf *b)
+{
+	struct strip *s = r->strip;
+	const struct swin *win[STRIP_DEVS];
+	struct sclip *clip[STRIP_DEVS];
+	size_t nclip[STRIP_DEVS], rows = 0, ndevs = 0, small = 0;
+	int lane[SC_N], nlanes = 0;
+	ptrdiff_t pick, closest;
+	int64_t num, maxdur = 0, tick, small_ns = 0;
+	double scale, px_ns, y = 0, rowh;
+	char lab[512];
+
+	if (s == NULL || s->ndev == 0)
+		return;
+	if (r->steady.count == 0) {
+		nd_buf_adds(b, "<p class=\"note\">No timeline strip: no "
+		    "steps.</p>\n");
+		return;
+	}
+	for (size_t i = 0; i < s->ndev; i++)
+		nd_sort(s->dev[i].win, s->dev[i].nwin, sizeof *s->dev[i].win,
+		    swin_cmp, NULL);
+	if ((pick = strip_pick(r, &closest)) < 0) {
+		nd_buf_addf(b, "<p class=\"note\">No timeline strip: no steady "
+		    "step of the first %d devices has all its ops among the "
+		    "latest %d kept per device.</p>\n", STRIP_DEVS, STRIP_RING);
+		return;
+	}
+	num = r->cl_num[pick];
+	for (int c = 0; c < SC_N; c++)
+		lane[c] = -1;
+	for (size_t i = 0; i < s->ndev; i++) {
+		win[i] = strip_win_of(&s->dev[i], num);
+		clip[i] = NULL;
+		nclip[i] = 0;
+		if (win[i] == NULL)
+			continue;
+		rows++;
+		if (win[i]->dur > maxdur)
+			maxdur = win[i]->dur;
+		clip[i] = strip_clip(&s->dev[i], win[i]->ts,
+		    win[i]->ts + win[i]->dur, &nclip[i]);
+		for (size_t k = 0; k < nclip[i]; k++)
+			lane[clip[i][k].cls] = 0;
+	}
+	for (int c = 0; c < SC_N; c++)
+		if (lane[c] == 0)
+			lane[c] = nlanes++;
+	if (nlanes == 0)
+		nlanes = 1;
+	if (maxdur <= 0)
+		maxdur = 1;
+	scale = (double)STRIP_PX / (double)maxdur;
+	px_ns = (double)maxdur / STRIP_PX;
+	rowh = 18 + nlanes * STRIP_LANE + 16;
+	for (size_t i = 0; i < r->ndevs; i++)
+		ndevs += strcmp(r->devs[i].key, "host") != 0;
+	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"%d\" height=\"%.0f\" role=\"img\" aria-label=\"timeline "
+	    "of step %lld\"><rect width=\"100%%\" height=\"100%%\" "
+	    "fill=\"#fff\"/>\n<defs><pattern id=\"nd-gap\" width=\"6\" "
+	    "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\""
+	    "rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fdd\"/>"
+	    "<rect width=\"3\" height=\"6\" fill=\"#d62728\"/></pattern>"
+	    "</defs>\n", STRIP_PX + 2 * STRIP_X0, rowh * (double)rows + 52,
+	    (long long)num);
+	for (size_t i = 0; i < s->ndev; i++) {
+		const struct sdev *d = &s->dev[i];
+		const struct swin *w = win[i];
+		int64_t te;
+		struct sgap *gv;
+		size_t ng = 0;
+		double top;
+
+		if (w == NULL)
+			continue;
+		te = w->ts + w->dur;
+		top = y + 18;
+		strip_label(r, d, lab, sizeof lab);
+		nd_buf_addf(b, "<g class=\"strip\"><text x=\"%d\" y=\"%.0f\" "
+		    "font-size=\"12\">", STRIP_X0, y + 13);
+		h_text(b, lab);
+		nd_buf_addf(b, ": step %lld, ts_ns %lld, ", (long long)num,
+		    (long long)w->ts);
+		put_dur(b, w->dur);
+		nd_buf_addf(b, "</text>\n<rect x=\"%d\" y=\"%.0f\" "
+		    "width=\"%.2f\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
+		    STRIP_X0, top, (double)w->dur * scale,
+		    nlanes * STRIP_LANE);
+		/* the gaps of the window, clipped, of at least a pixel */
+		gv = nd_xmalloc((d->ngaps ? d->ngaps : 1) * sizeof *gv);
+		for (size_t k = 0; k < d->ngaps; k++) {
+			const struct sgap *g = &d->gaps[k];
+			int64_t a = g->ts > w->ts ? g->ts : w->ts;
+			int64_t e = g->ts + g->dur < te ? g->ts + g->dur : te;
+
+			if (e <= a)
+				continue;
+			if ((double)(e - a) < px_ns) {
+				small++;
+				small_ns += e - a;
+				continue;
+			}
+			gv[ng] = *g;
+			gv[ng].ts = a;
+			gv[ng].dur = e - a;
+			nd_buf_addf(b, "<rect class=\"gap\" x=\"%.2f\" "
+			    "y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			    "fill=\"url(#nd-gap)\" stroke=\"#d62728\" "
+			    "stroke-width=\"0.5\"><title>idle ",
+			    STRIP_X0 + (double)(a - w->ts) * scale, top,
+			    (double)(e - a) * scale, nlanes * STRIP_LANE);
+			put_dur(b, g->dur);
+			nd_buf_addf(b, " at ts_ns %lld; payload ",
+			    (long long)g->ts);
+			h_text(b, nd_intern_str(s->names, g->payload, NULL));
+			nd_buf_adds(b, ", cause ");
+			h_text(b, nd_intern_str(s->names, g->cause, NULL));
+			nd_buf_adds(b, "</title></rect>\n");
+			ng++;
+		}
+		for (int c = 0; c < SC_N; c++) {
+			size_t k0 = 0, k1;
+
+			if (lane[c] < 0)
+				continue;
+			while (k0 < nclip[i] && clip[i][k0].cls != c)
+				k0++;
+			for (k1 = k0; k1 < nclip[i] && clip[i][k1].cls == c;)
+				k1++;
+			strip_lane(r, b, clip[i] + k0, k1 - k0, w->ts, scale,
+			    px_ns, top + lane[c] * STRIP_LANE);
+		}
+		/* the largest gaps, labelled */
+		nd_sort(gv, ng, sizeof *gv, sgap_cmp, NULL);
+		for (size_t k = 0; k < ng && k < STRIP_LABELS; k++) {
+			double x = STRIP_X0 + ((double)(gv[k].ts - w->ts) +
+			    (double)gv[k].dur / 2) * scale;
+
+			nd_buf_addf(b, "<text class=\"gap-label\" x=\"%.2f\" "
+			    "y=\"%.0f\" font-size=\"10\" fill=\"#b00\" "
+			    "text-anchor=\"%s\">", x,
+			    top + nlanes * STRIP_LANE + 11,
+			    x < STRIP_X0 + 30 ? "start" :
+			    x > STRIP_X0 + STRIP_PX - 30 ? "end" : "middle");
+			put_dur(b, gv[k].dur);
+			nd_buf_adds(b, "</text>\n");
+		}
+		nd_buf_adds(b, "</g>\n");
+		free(gv);
+		y += rowh;
+	}
+	/* the time axis: a tick every 1, 2 or 5 times a power of ten ns,
+	 * at most 11 ticks */
+	for (tick = 1; tick * 10 < maxdur;) {
+		if (tick * 20 >= maxdur) {
+			tick *= 2;
+			break;
+		}
+		if (tick * 50 >= maxdur) {
+			tick *= 5;
+			break;
+		}
+		tick *= 10;
+	}
+	nd_buf_addf(b, "<g class=\"axis\"><line x1=\"%d\" y1=\"%.0f\" "
+	    "x2=\"%d\" y2=\"%.0f\" stroke=\"#555\"/>\n", STRIP_X0, y + 4,
+	    STRIP_X0 + STRIP_PX, y + 4);
+	for (int64_t t = 0; t <= maxdur; t += tick) {
+		double x = STRIP_X0 + (double)t * scale;
+
+		nd_buf_addf(b, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" "
+		    "y2=\"%.0f\" stroke=\"#555\"/><text x=\"%.2f\" y=\"%.0f\" "
+		    "font-size=\"10\" text-anchor=\"%s\">", x, y + 4, x, y + 8,
+		    x, y + 18, t == 0 ? "start" : x > STRIP_X0 + STRIP_PX - 20 ?
+		    "end" : "middle");
+		put_dur(b, t);
+		nd_buf_adds(b, "</text>\n");
+	}
+	nd_buf_adds(b, "</g>\n");
+	{
+		double x = STRIP_X0, ly = y + 40;
+
+		for (int c = 0; c < SC_N; c++) {
+			if (lane[c] < 0)
+				continue;
+			nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
+			    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
+			    "y=\"%.0f\" font-size=\"11\">%s</text>\n", x,
+			    ly - 9, sc_color[c], x + 13, ly, sc_name[c]);
+			x += 14 + 7 * (double)strlen(sc_name[c]) + 12;
+		}
+		nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
+		    "height=\"10\" fill=\"url(#nd-gap)\"/><text x=\"%.0f\" "
+		    "y=\"%.0f\" font-size=\"11\">idle gap</text>\n", x, ly - 9,
+		    x + 13, ly);
+	}
+	nd_buf_addf(b, "</svg><figcaption>Timeline of step %lld, the steady "
+	    "step whose time is closest to the steady median (", (long long)num);
+	put_dur(b, r->steady.median);
+	nd_buf_addf(b, "), on each device from its own start of the step: "
+	    "ops by class, one lane a class; idle gaps (trace-gaps(1), device "
+	    "level) hatched red, the %d largest labelled", STRIP_LABELS);
+	if (small > 0) {
+		nd_buf_addf(b, "; %zu gaps narrower than one pixel (%.0f ns), ",
+		    small, px_ns);
+		put_dur(b, small_ns);
+		nd_buf_adds(b, " in all, not drawn");
+	}
+	nd_buf_adds(b, ".");
+	if (closest >= 0 && closest != pick)
+		nd_buf_addf(b, " The closest, step %lld, lost ops to the cap "
+		    "of %d ops kept per device.", (long long)r->cl_num[closest],
+		    STRIP_RING);
+	if (rows < ndevs)
+		nd_buf_addf(b, " Devices drawn: %zu of the %zu with step "
+		    "windows (of the first %d devices with device ops, those "
+		    "with a window of step %lld).", rows, ndevs, STRIP_DEVS,
+		    (long long)num);
+	nd_buf_adds(b, "</figcaption></figure>\n");
+	for (size_t i = 0; i < s->ndev; i++)
+		free(clip[i]);
+}
+
 static void
 h_chart(nd_report *r, nd_buf *b, int section)
 {
@@ -2703,6 +3515,8 @@ h_chart(nd_report *r, nd_buf *b, int section)
 		svg_steps(r, b);
 	else if (section == 4)
 		svg_breakdown(r, b);
+	else if (section == 6)
+		svg_strip(r, b);
 	else if (section == 7)
 		svg_regions(r, b);
 }

@@ -11,8 +11,12 @@
  *       times summed over every prefix of `scope` (as trace-regions)
  *   idle gaps, payload, cause                           nd_gaps (as
  *       trace-gaps at the default device level)
- *   memory peak                                         nd_mem (as trace-mem,
- *       without span attribution: only samples are fed to it)
+ *   memory peak, and the op and scope running at it     nd_mem (as trace-mem)
+ *   roofline of the top ops                             nd_roofline (as
+ *       trace-roofline, by name)
+ *   timeline strip of the representative step (HTML)   the step windows
+ *       and gaps above, with the latest device ops of the first devices
+ *       kept in bounded rings (see trace-report(1), Timeline strip)
  *
  * Usage: nd_report_new(), nd_report_event() for every record of a stream in
  * order, nd_report_finish(), then any of the writers.  The writers are
@@ -44,6 +48,9 @@ typedef struct nd_report_opts {
 	const regex_t *re;	/* --step-regex, or NULL */
 	int unordered;		/* buffer timelines (input in any order) */
 	const char *stamp;	/* a generation line to print, or NULL */
+	/* roofline peaks (nd_roofline.h): NULL / 0 for the stream's own */
+	const char *device;
+	double peak_tflops, peak_gbps;
 } nd_report_opts;
 
 /* A finding rule: id, default threshold (percent), what it measures. */

@@ -106,6 +106,26 @@ annot_name(const char *a, size_t n, const char **v, size_t *vn)
 static void add_path(const char *s, size_t n, int drop_last, nd_buf *out,
     size_t start, int nest);
 
+/* jnp.einsum names its scope by its equation ("bsd,de->bse"): letters,
+ * commas, dots (ellipsis) and one "->". */
+static int
+is_einsum(const char *s, size_t n)
+{
+	int arrow = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '-' && i + 1 < n && s[i + 1] == '>') {
+			arrow++;
+			i++;
+		} else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    c == ',' || c == '.' || c == ' '))
+			return 0;
+	}
+	return arrow == 1;
+}
+
 static void
 add_seg(const char *s, size_t n, nd_buf *out, size_t start, int nest)
 {
@@ -155,6 +175,12 @@ add_seg(const char *s, size_t n, nd_buf *out, size_t start, int nest)
 		return;
 	if (out->len > start)
 		nd_buf_addc(out, '/');
+	if (is_einsum(s, n)) {
+		nd_buf_adds(out, "einsum(");
+		nd_buf_add(out, s, n);
+		nd_buf_addc(out, ')');
+		return;
+	}
 	nd_buf_add(out, s, n);
 }
 

@@ -25,7 +25,10 @@
  *       closed_call, core_call, remat_call, xla_call, xla_pmap, while, body,
  *       cond, scan, checkpoint, remat, rematted_computation, branch_N_fun,
  *       and bare wrapper words;
- *     - empty segments ("a//b", "jvp()") are dropped.
+ *     - empty segments ("a//b", "jvp()") are dropped;
+ *     - an einsum equation, the name jnp.einsum gives its scope
+ *       ("bsd,de->bse": letters, commas, dots, blanks and one "->"), is
+ *       written "einsum(bsd,de->bse)" so that it reads as what it is.
  *  4. Join what remains with '/'.  Anything else is kept byte for byte, so
  *     TensorFlow name scopes pass through unchanged.
  */

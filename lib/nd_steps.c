@@ -258,13 +258,6 @@ struct marker {
 	int64_t num, lo, hi;
 };
 
-struct mname {
-	char *key;		/* device key, or NULL for "id" matching */
-	int64_t id;		/* deviceProperties id, -1 when keyed */
-	char *name;
-	double peak;
-};
-
 struct nd_steps {
 	nd_steps_opts o;
 	nd_intern *devkeys;
@@ -276,9 +269,7 @@ struct nd_steps {
 	size_t nmk, capmk;
 	struct keyed hk;	/* host ops: flops (Kineto with_flops) */
 	nd_map64 *nums;		/* numbers of the windows (at finish) */
-	struct mname *mn;
-	size_t nmn, capmn;
-	char *all_name;		/* meta device_name for every device */
+	nd_devnames *dn;	/* device names from the meta records */
 	nd_step *out;
 	size_t nout, capout;
 	nd_ivset uni[3], uniwait;	/* unions over devices */
@@ -292,6 +283,7 @@ nd_steps_new(const nd_steps_opts *o)
 
 	s->o = *o;
 	s->devkeys = nd_intern_new();
+	s->dn = nd_devnames_new();
 	return s;
 }
 
@@ -328,13 +320,7 @@ free_source(nd_steps *s)
 		nd_ivset_free(&s->uni[k]);
 	nd_ivset_free(&s->uniwait);
 	s->nmk = s->nout = 0;
-	for (size_t i = 0; i < s->nmn; i++) {
-		free(s->mn[i].key);
-		free(s->mn[i].name);
-	}
-	s->nmn = 0;
-	free(s->all_name);
-	s->all_name = NULL;
+	nd_devnames_reset(s->dn);
 	nd_intern_free(s->devkeys);
 	s->devkeys = nd_intern_new();
 }
@@ -348,7 +334,7 @@ nd_steps_free(nd_steps *s)
 	nd_intern_free(s->devkeys);
 	free(s->devs);
 	free(s->mk);
-	free(s->mn);
+	nd_devnames_free(s->dn);
 	free(s->out);
 	nd_buf_free(&s->kb);
 	free(s);
@@ -360,120 +346,10 @@ nd_steps_reset(nd_steps *s)
 	free_source(s);
 }
 
-static void
-add_mname(nd_steps *s, char *key, int64_t id, char *name, double peak)
-{
-	struct mname *m;
-
-	if (s->nmn == s->capmn)
-		nd_grow(&s->mn, &s->capmn, s->nmn + 1, sizeof *s->mn);
-	m = &s->mn[s->nmn++];
-	m->key = key;
-	m->id = id;
-	m->name = name;
-	m->peak = peak;
-}
-
-static const nd_jval *
-obj_get(const nd_jval *obj, const char *key, nd_jval *tmp)
-{
-	nd_jiter it;
-	nd_jval k;
-	nd_jerr je;
-
-	nd_jiter_init(&it, obj, obj->raw);
-	while (nd_jiter_next(&it, &k, tmp, &je) == 1)
-		if (nd_jstr_eq(&k, key))
-			return tmp;
-	return NULL;
-}
-
-/* One member of a meta record (or of its "header" object). */
-static void
-meta_member(nd_steps *s, const nd_jval *key, const nd_jval *v)
-{
-	nd_jval t, t2;
-
-	if (nd_jstr_eq(key, "device_name") && v->type == ND_JSTR) {
-		free(s->all_name);
-		s->all_name = nd_jstr_dup(v);
-	} else if (nd_jstr_eq(key, "deviceProperties") && v->type == ND_JARR) {
-		nd_jiter it;
-		nd_jval el;
-		nd_jerr je;
-
-		nd_jaiter_init(&it, v, v->raw);
-		while (nd_jaiter_next(&it, &el, &je) == 1) {
-			int64_t id;
-			const nd_jval *x;
-
-			if (el.type != ND_JOBJ)
-				continue;
-			if ((x = obj_get(&el, "id", &t)) == NULL ||
-			    nd_json_int(x, &id) != 0)
-				continue;
-			if ((x = obj_get(&el, "name", &t2)) == NULL ||
-			    x->type != ND_JSTR)
-				continue;
-			add_mname(s, NULL, id, nd_jstr_dup(x), 0);
-		}
-	} else if (nd_jstr_eq(key, "devices") && v->type == ND_JOBJ) {
-		nd_jiter it;
-		nd_jval k, val;
-		nd_jerr je;
-
-		nd_jiter_init(&it, v, v->raw);
-		while (nd_jiter_next(&it, &k, &val, &je) == 1) {
-			char *name = NULL;
-			double peak = 0;
-			const nd_jval *x;
-
-			if (val.type == ND_JSTR)
-				name = nd_jstr_dup(&val);
-			else if (val.type == ND_JOBJ) {
-				if (((x = obj_get(&val, "name", &t)) != NULL ||
-				    (x = obj_get(&val, "device_type_string", &t)) !=
-				    NULL) && x->type == ND_JSTR)
-					name = nd_jstr_dup(x);
-				if ((x = obj_get(&val, "peak_teraflops_per_second",
-				    &t2)) != NULL && x->type == ND_JNUM)
-					peak = nd_json_double(x);
-			}
-			add_mname(s, nd_jstr_dup(&k), -1, name, peak);
-		}
-	}
-}
-
 void
 nd_steps_meta(nd_steps *s, const nd_event *meta)
 {
-	for (size_t i = 0; i < meta->nmembers; i++) {
-		const nd_member *m = &meta->members[i];
-
-		if (nd_jstr_eq(&m->key, "header") && m->val.type == ND_JOBJ) {
-			nd_jiter it;
-			nd_jval k, v;
-			nd_jerr je;
-
-			nd_jiter_init(&it, &m->val, m->val.raw);
-			while (nd_jiter_next(&it, &k, &v, &je) == 1)
-				meta_member(s, &k, &v);
-		} else
-			meta_member(s, &m->key, &m->val);
-	}
-}
-
-static int64_t
-trailing_int(const char *k)
-{
-	size_t e = strlen(k), b = e;
-	int64_t v;
-
-	while (b > 0 && isdigit((unsigned char)k[b - 1]))
-		b--;
-	if (b == e || !parse_int(k + b, e - b, &v))
-		return -1;
-	return v;
+	nd_devnames_meta(s->dn, meta);
 }
 
 static int
@@ -888,21 +764,12 @@ resolve_models(nd_steps *s)
 {
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct dev *d = &s->devs[i];
-		int64_t id = trailing_int(d->key);
+		double gbps;
+		const char *name = nd_devnames_get(s->dn, d->key, strlen(d->key),
+		    &d->trace_peak, &gbps);
 
-		for (size_t j = 0; j < s->nmn; j++) {
-			struct mname *m = &s->mn[j];
-
-			if (m->key != NULL ? strcmp(m->key, d->key) == 0 :
-			    (id >= 0 && m->id == id)) {
-				if (m->name != NULL && d->model == NULL)
-					d->model = nd_xstrdup(m->name);
-				if (m->peak > 0)
-					d->trace_peak = m->peak;
-			}
-		}
-		if (d->model == NULL && s->all_name != NULL)
-			d->model = nd_xstrdup(s->all_name);
+		if (name != NULL && d->model == NULL)
+			d->model = nd_xstrdup(name);
 	}
 }
 

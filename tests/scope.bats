@@ -107,7 +107,7 @@ jit(_psum)/jit(main)/reduce_sum
 jit(dot)/dot_general
 E
 	assert_output - <<'E'
-loss_fn/bsd,de->bse
+loss_fn/einsum(bsd,de->bse)
 loss_fn
 _normal/_normal_real/_uniform
 f/main
@@ -139,5 +139,20 @@ f|
 a/b/c|
 |
 |
+E
+}
+
+@test "an einsum equation reads as einsum(equation)" {
+	scope <<'E'
+jit(loss_fn)/jvp(bsd,de->bse)/dot_general
+jit(loss_fn)/transpose(jvp(bsd,de->bse))/dot_general
+jit(f)/...ij,jk->...ik/dot_general
+jit(f)/a-b/c>d/op
+E
+	assert_output - <<'E'
+loss_fn/einsum(bsd,de->bse)
+loss_fn/einsum(bsd,de->bse)
+f/einsum(...ij,jk->...ik)
+f/a-b/c>d
 E
 }

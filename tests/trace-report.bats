@@ -211,12 +211,13 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 	"$PY" "$GEN" --ranks > "$T/h.ndjson"
 	trace-report --html -o "$T/r.html" "$T/h.ndjson"
 	run grep -c '<svg' "$T/r.html"
-	assert_output 3
+	assert_output 4
 	for i in 1 2 3 4 5 6 7 8 9; do
 		grep -q "<h2 id=\"s$i\">$i " "$T/r.html" || fail "no section $i"
 	done
-	# nothing fetched: no scripts, links, imports or remote URLs
-	run grep -Ei '<script|<link|@import|src=|url\(|https?://[^"]*"[^ ]' "$T/r.html"
+	# nothing fetched: no scripts, links, imports or remote URLs (url(#id)
+	# is a pattern of the page itself)
+	run grep -Ei '<script|<link|@import|src=|url\([^#]|https?://[^"]*"[^ ]' "$T/r.html"
 	assert_failure
 	run grep -o 'https\?://[^"]*' "$T/r.html"
 	refute_output --regexp 'https?://[^w]'
@@ -235,6 +236,131 @@ p = P(); p.feed(open(sys.argv[1]).read()); assert not p.st, p.st; print("ok")
 ' "$T/r.html"
 	assert_output ok
 	cmp "$T/r.html" <(trace-report --html "$T/h.ndjson")
+}
+
+# A hand-made stream for the timeline strip: four ProfilerStep windows on
+# the host (1, 1.1, 1, 1.3 ms: step 2 is the steady step closest to the
+# median), GPU:0 ops with gaps inside step 2 (150 us, 350 us), two narrower
+# than a pixel (500 ns, 400 ns), and ops across the window's edges.
+strip_stream() {
+	local host='"pid":100,"tid":1,"process":"host","cat":"user_annotation"'
+	local dev='"pid":1,"tid":7,"process":"/device:GPU:0","device":"GPU:0","cat":"kernel"'
+	sp() { printf '{"type":"span","ts_ns":%s,"dur_ns":%s,"name":"%s",%s%s}\n' "$@"; }
+	sp 0 1000000 'ProfilerStep#1' "$host" ''
+	sp 1000000 1100000 'ProfilerStep#2' "$host" ''
+	sp 2100000 1000000 'ProfilerStep#3' "$host" ''
+	sp 3100000 1300000 'ProfilerStep#4' "$host" ''
+	sp 100000 700000 k0 "$dev" ',"class":"compute"'
+	sp 900000 150000 k1 "$dev" ',"class":"compute"'
+	sp 1200000 300000 'nccl<AllReduce>' "$dev" ',"class":"communication"'
+	sp 1500500 49500 k2a "$dev" ',"class":"compute"'
+	sp 1550400 49600 k2b "$dev" ',"class":"compute"'
+	sp 1600000 50000 'Memcpy DtoH' "$dev" ',"class":"memory"'
+	sp 2000000 300000 k4 "$dev" ',"class":"compute"'
+	sp 2400000 600000 k5 "$dev" ',"class":"compute"'
+	sp 3200000 1100000 k6 "$dev" ''
+}
+
+# The gaps trace-gaps --level device reports in the windows of step $3 (of
+# trace-steps -d), clipped, of at least one pixel (1/1000 of the longest
+# window): what the strip must draw.
+strip_gaps_expected() {
+	trace-steps -d "$1" > "$T/st.json"
+	trace-gaps --level device "$1" > "$T/gp.json"
+	jq -n --slurpfile st "$T/st.json" --slurpfile gp "$T/gp.json" --argjson s "$2" '
+	    ($st | map(select(.type == "step" and .step == $s))) as $w
+	    | ($w | map(.dur_ns) | max) as $m
+	    | [$w[] as $x | $gp[] | select(.type == "gap" and
+	        .source == $x.source and .device == $x.device)
+	      | ([.ts_ns, $x.ts_ns] | max) as $a
+	      | ([.ts_ns + .dur_ns, $x.ts_ns + $x.dur_ns] | min) as $e
+	      | select($e > $a and ($e - $a) * 1000 >= $m)] | length'
+}
+
+# The representative step from trace-steps: per number the longest window,
+# the first (warmup) left out, the one closest to the nearest-rank median,
+# the lower number on ties.
+strip_rep_expected() {
+	trace-steps "$1" | jq -s '
+	    [.[] | select(.type == "step")] | group_by(.step)
+	    | map({n: .[0].step, d: (map(.dur_ns) | max)}) | .[1:]
+	    | (map(.d) | sort) as $s
+	    | ($s[(($s | length) + 1) / 2 | floor - 1]) as $med
+	    | sort_by([((.d - $med) | fabs), .n]) | .[0].n'
+}
+
+@test "--html timeline strip: exact op and gap rects for a hand-made stream" {
+	strip_stream > "$T/s.ndjson"
+	trace-report --html -o "$T/s.html" "$T/s.ndjson"
+	run strip_rep_expected "$T/s.ndjson"
+	assert_output 2
+	run grep -c '<g class="strip">' "$T/s.html"
+	assert_output 1
+	grep -q 'aria-label="timeline of step 2"' "$T/s.html"
+	# one pixel is 1.1 ms / 1000; lanes compute, communication, memory;
+	# k2a and k2b (400 ns apart) are one piece
+	run grep -o '<rect class="op" x="[^"]*" y="[^"]*" width="[^"]*"' "$T/s.html"
+	assert_output '<rect class="op" x="10.00" y="18" width="45.45"
+<rect class="op" x="465.00" y="18" width="90.45"
+<rect class="op" x="919.09" y="18" width="90.91"
+<rect class="op" x="191.82" y="28" width="272.73"
+<rect class="op" x="555.45" y="38" width="45.45"'
+	grep -q '<title>2 compute ops, 99.1 us busy; longest k2b (49.6 us)</title>' "$T/s.html"
+	grep -q '<title>nccl&lt;AllReduce&gt;: 300.0 us</title>' "$T/s.html"
+	run grep -o '<rect class="gap" x="[^"]*" y="[^"]*" width="[^"]*"' "$T/s.html"
+	assert_output '<rect class="gap" x="55.45" y="18" width="136.36"
+<rect class="gap" x="600.91" y="18" width="318.18"'
+	grep -q '<title>idle 350.0 us at ts_ns 1650000; payload k4, cause other</title>' "$T/s.html"
+	run grep -c 'class="gap-label"' "$T/s.html"
+	assert_output 2
+	run strip_gaps_expected "$T/s.ndjson" 2
+	assert_output 2
+	grep -q '2 gaps narrower than one pixel (1100 ns), 900 ns in all, not drawn' "$T/s.html"
+	# Markdown unchanged by the chart
+	trace-report "$T/s.ndjson" | grep -q '^## 6 Idle gaps$'
+	cmp "$T/s.html" <(trace-report --html "$T/s.ndjson")
+}
+
+@test "--html timeline strip: one per device; gap rects agree with trace-gaps" {
+	"$PY" "$GEN" --ranks > "$T/h2.ndjson"
+	trace-report --html -o "$T/r.html" "$T/h2.ndjson"
+	rep=$(strip_rep_expected "$T/h2.ndjson")
+	grep -q "aria-label=\"timeline of step $rep\"" "$T/r.html"
+	run grep -c '<g class="strip">' "$T/r.html"
+	assert_output 2
+	grep -q "rank 1 TPU:0: step $rep, ts_ns" "$T/r.html"
+	run grep -c '<rect class="gap"' "$T/r.html"
+	assert_output "$(strip_gaps_expected "$T/h2.ndjson" "$rep")"
+	for kind in tpu gpu; do
+		gen-xplane --kind $kind --seed 3 --events 20000 -o "$T/$kind.xplane.pb"
+		xplane2ndjson "$T/$kind.xplane.pb" > "$T/$kind.ndjson"
+		trace-report --html -o "$T/$kind.html" "$T/$kind.ndjson"
+		rep=$(strip_rep_expected "$T/$kind.ndjson")
+		grep -q "aria-label=\"timeline of step $rep\"" "$T/$kind.html" ||
+		    fail "$kind: not step $rep"
+		got=$(grep -c '<rect class="gap"' "$T/$kind.html" || true)
+		want=$(strip_gaps_expected "$T/$kind.ndjson" "$rep")
+		[ "$got" = "$want" ] || fail "$kind: $got gap rects, trace-gaps $want"
+		[ "$(grep -c '<g class="strip">' "$T/$kind.html")" -ge 1 ] ||
+		    fail "$kind: no strip"
+	done
+}
+
+@test "--html timeline strip: bounded memory keeps the latest ops and says so" {
+	gen-stream -n 200000 -d 1 > "$T/g.ndjson"
+	trace-report --html -o "$T/g.html" "$T/g.ndjson"
+	# the steady step closest to the median (13) lost ops to the cap; the
+	# next closest whose ops are all kept is drawn
+	run strip_rep_expected "$T/g.ndjson"
+	assert_output 13
+	grep -q '<figcaption>Timeline of step 17, ' "$T/g.html"
+	grep -q 'The closest, step 13, lost ops to the cap of 65536 ops kept per device.' "$T/g.html"
+	run grep -c '<g class="strip">' "$T/g.html"
+	assert_output 1
+	# at most about one rect a pixel in each lane
+	[ "$(grep -c '<rect class="op"' "$T/g.html")" -le 4004 ]
+	run grep -c '<rect class="gap"' "$T/g.html"
+	assert_output "$(strip_gaps_expected "$T/g.ndjson" 17)"
 }
 
 # Debian's chromium; installed here when absent and we are root.
@@ -268,6 +394,8 @@ chromium_bin() {
 		assert_output --partial "$h</h2>"
 	done
 	assert_output --partial "<svg"
+	assert_output --partial '<g class="strip">'
+	assert_output --partial "<figcaption>Timeline of step 2,"
 }
 
 @test "a trace-diff output renders as a comparison report" {
@@ -288,4 +416,129 @@ chromium_bin() {
 	trace-report --html -o "$T/d.html" "$T/d.ndjson"
 	grep -q '<h2 id="s1">1 Verdict</h2>' "$T/d.html"
 	cmp <(trace-report "$T/d.ndjson") <(cat "$T/d.ndjson" | trace-report)
+}
+
+# --- roofline columns and memory attribution ---
+
+# rf_span TS DUR NAME ARGS : a device op on an A100 (see trace-roofline.bats)
+rf_span() {
+	printf '{"type":"span","ts_ns":%s,"dur_ns":%s,"name":"%s","pid":1,"tid":1,"process":"/device:GPU:0","thread":"stream 7","device":"GPU:0","class":"compute","args":%s}\n' "$@"
+}
+
+rf_stream() {
+	printf '{"type":"meta","schema":"ndtrace/1","source":"r.json","format":"chrome","origin_ns":0,"host":null,"rank":0,"producer":"hand 1"%s}\n' "${1:-}"
+	rf_span 0 1000000 gemm_a '{"flops":200000000000,"bytes_accessed":100000000}'
+	rf_span 1000000 1000000 add '{"flops":1000000000,"bytes_accessed":1200000000}'
+	rf_span 2000000 3000000 gemm_a '{"flops":600000000000,"bytes_accessed":300000000}'
+	rf_span 5000000 500000 copy '{"flops":0,"bytes_accessed":500000000}'
+	rf_span 5500000 2000000 wait '{"x":1}'
+}
+
+# the figures both programs write, one row a line
+rf_rows() {
+	jq -c '{name, count, total_ns, flops_count, flops_ns, flops, bytes, tflops, gbps, intensity, device_name, peak_tflops, peak_gbps, pct_of_peak, ridge, bound, attainable_tflops, pct_of_roofline}'
+}
+
+@test "roofline columns: the same figures as trace-roofline on the same stream" {
+	rf_stream ',"devices":{"GPU:0":"NVIDIA A100-SXM4-80GB"}' > "$T/r.ndjson"
+	trace-report --json "$T/r.ndjson" > "$T/r.json"
+	run diff <(jq -c '.ops.roofline.top[]' "$T/r.json" | rf_rows) \
+	    <(trace-roofline "$T/r.ndjson" | jq -c 'select(.type=="roofline")' | rf_rows)
+	assert_success
+	run jq -c '.ops.roofline | del(.top)' "$T/r.json"
+	assert_output "$(trace-roofline "$T/r.ndjson" | jq -c 'select(.type=="roofline_summary") | del(.type)')"
+	# gemm_a: 200 TFLOP/s, 100 GB/s, 2000 FLOP/B, compute, 200/312 = 64.1 %
+	trace-report "$T/r.ndjson" > "$T/r.md"
+	run sed -n '/^### Roofline$/,/^## 6/p' "$T/r.md"
+	assert_output "$(printf '%s\n' '### Roofline' '' \
+	    '4 of 5 spans on device timelines (5.500 ms of 7.500 ms) carry flops; ops by time with flops, against 312 TFLOP/s and 2039 GB/s (ridge 153.0 FLOP/byte, NVIDIA A100-SXM4-80GB).' '' \
+	    '| # | op | count | time | TFLOP/s | GB/s | FLOP/byte | bound | % of roofline |' \
+	    '|---|---|---|---|---|---|---|---|---|' \
+	    '| 1 | gemm\_a | 2 | 4.000 ms | 200.000 | 100.0 | 2000.00 | compute | 64.1% |' \
+	    '| 2 | add | 1 | 1.000 ms | 1.000 | 1200.0 | 0.83 | memory | 58.9% |' \
+	    '| 3 | copy | 1 | 500.0 us | 0.000 | 1000.0 | 0.00 | memory | 49.0% |' '' '## 6 Idle gaps')"
+	# the percentages, independently
+	run awk 'BEGIN { printf "%.1f %.1f %.1f\n", 200/312*100, 1200/2039*100, 1000/2039*100 }'
+	assert_output "64.1 58.9 49.0"
+	# the HTML page shows the same table
+	trace-report --html "$T/r.ndjson" > "$T/r.html"
+	grep -q '<h3>Roofline</h3>' "$T/r.html"
+	grep -q '<td>compute</td><td>64.1%</td>' "$T/r.html"
+}
+
+@test "roofline columns: --device and --peak-* as trace-roofline; absent without flops" {
+	rf_stream > "$T/r.ndjson"
+	# no device name: achieved figures only
+	trace-report "$T/r.ndjson" > "$T/r.md"
+	grep -qF '| 1 | gemm\_a | 2 | 4.000 ms | 200.000 | 100.0 | 2000.00 | - | - |' "$T/r.md"
+	grep -qF 'no single device peak is known' "$T/r.md"
+	for o in "--device|H100" "--peak-tflops|250|--peak-gbps|1000" "--device|TPU v4|--peak-gbps|500"; do
+		IFS='|' read -r -a a <<< "$o"
+		trace-report --json "${a[@]}" "$T/r.ndjson" | jq -c '.ops.roofline.top[]' | rf_rows > "$T/a"
+		trace-roofline "${a[@]}" "$T/r.ndjson" | jq -c 'select(.type=="roofline")' | rf_rows > "$T/b"
+		[ "$(wc -l < "$T/a")" -eq 3 ]
+		grep -q '"bound":"' "$T/a"
+		run diff "$T/a" "$T/b"
+		assert_success
+	done
+	run jq -r '[.peak_tflops, .peak_gbps, .device_name] | @tsv' "$T/a"
+	assert_output "$(printf '275\t500\tTPU v4\n275\t500\tTPU v4\n275\t500\tTPU v4')"
+	run bash -c "trace-report --json --device H100 '$T/r.ndjson' | jq -r '.ops.roofline.top[0] | [.name, .peak_tflops, .peak_gbps, .bound] | @tsv'"
+	assert_output "$(printf 'gemm_a\t989\t3350\tcompute')"
+	# a stream without flops: no subsection, no JSON member
+	"$PY" "$GEN" > "$T/h.ndjson"
+	run grep -c '^### Roofline' <(trace-report "$T/h.ndjson")
+	assert_output 0
+	run bash -c "trace-report --json '$T/h.ndjson' | jq -c '.ops | has(\"roofline\")'"
+	assert_output false
+	run trace-report --device 'Acme X1' "$T/r.ndjson"
+	assert_failure 2
+	assert_output "trace-report: --device: 'Acme X1' is not in the peak table (see trace-roofline --print-peaks)"
+	run trace-report --peak-gbps -3 "$T/r.ndjson"
+	assert_failure 2
+	assert_output "trace-report: invalid value for --peak-gbps: '-3'"
+}
+
+# Kineto memory samples on the CPU thread of the ops that allocate:
+#   aten::linear [0,100) scope model/fc1 > aten::empty [10,30) scope
+#   model/fc1; aten::relu [200,260) scope model/act.
+#   samples: 15 -> 1000 (in aten::empty), 40 -> 3000 (aten::linear only),
+#   220 -> 2500 (aten::relu).  Peak 3000 at 40: op aten::linear, model/fc1.
+mem_stream() {
+	printf '{"type":"meta","schema":"ndtrace/1","source":"m.json","format":"chrome","origin_ns":0,"host":null,"rank":0,"producer":"hand 1"}\n'
+	printf '{"type":"span","ts_ns":0,"dur_ns":100,"name":"aten::linear","pid":1,"tid":1,"cat":"cpu_op","scope":"model/fc1","step":3}\n'
+	printf '{"type":"span","ts_ns":10,"dur_ns":20,"name":"aten::empty","pid":1,"tid":1,"cat":"cpu_op","scope":"model/fc1","step":3}\n'
+	printf '{"type":"instant","ts_ns":15,"name":"[memory]","pid":1,"tid":1,"args":{"Total Allocated":1000,"Total Reserved":4096,"Bytes":1000,"Device Type":1,"Device Id":0}}\n'
+	printf '{"type":"instant","ts_ns":40,"name":"[memory]","pid":1,"tid":1,"args":{"Total Allocated":3000,"Total Reserved":4096,"Bytes":2000,"Device Type":1,"Device Id":0}}\n'
+	printf '{"type":"span","ts_ns":200,"dur_ns":60,"name":"aten::relu","pid":1,"tid":1,"cat":"cpu_op","scope":"model/act","step":3}\n'
+	printf '{"type":"instant","ts_ns":220,"name":"[memory]","pid":1,"tid":1,"args":{"Total Allocated":2500,"Total Reserved":4096,"Bytes":-500,"Device Type":1,"Device Id":0}}\n'
+}
+
+@test "memory section: the peak attributed to the op and scope running at it" {
+	mem_stream > "$T/m.ndjson"
+	run bash -c "trace-report --json '$T/m.ndjson' | jq -c '.memory[] | [.device, .ts_ns, .allocated_bytes, .step, .op, .scope]'"
+	assert_output '["GPU:0",40,3000,3,"aten::linear","model/fc1"]'
+	# the same as trace-mem's mem_peak
+	run bash -c "trace-mem '$T/m.ndjson' | jq -c 'select(.type==\"mem_peak\") | [.device, .ts_ns, .allocated_bytes, .step, .op, .scope]'"
+	assert_output '["GPU:0",40,3000,3,"aten::linear","model/fc1"]'
+	trace-report "$T/m.ndjson" > "$T/m.md"
+	grep -qxF '| source | device | peak allocated | reserved | at ts_ns | step | op | scope |' "$T/m.md"
+	grep -qxF '| m.json | GPU:0 | 0.0 MiB | 0.0 MiB | 40 | 3 | aten::linear | model/fc1 |' "$T/m.md"
+}
+
+@test "real fixtures: memory peak attribution and roofline agree with trace-mem and trace-roofline" {
+	need_fixtures
+	chrome2ndjson "$FIXTURES/chrome/tracelens_h100_qwen.json.gz" > "$T/q.ndjson"
+	run diff <(trace-report --json "$T/q.ndjson" | jq -c '.memory[] | [.source, .device, .ts_ns, .allocated_bytes, .reserved_bytes, .step, .op, .scope]') \
+	    <(trace-mem "$T/q.ndjson" | jq -c 'select(.type=="mem_peak") | [.source, .device, .ts_ns, .allocated_bytes, .reserved_bytes, .step, .op, .scope]')
+	assert_success
+	# the GPU peak happens inside an op of a named module
+	run bash -c "trace-report --json '$T/q.ndjson' | jq -r '.memory[] | select(.device==\"GPU:0\") | [.op, .scope] | @tsv'"
+	assert_output "$(printf 'aten::mul\tQwen2Model_0/Qwen2DecoderLayer_23/Qwen2MLP_23')"
+	xplane2ndjson "$FIXTURES/xplane/tpu_inference_4core.xplane.pb" > "$T/t.ndjson"
+	run diff <(trace-report --json --device 'TPU v4' "$T/t.ndjson" | jq -c '.ops.roofline.top[]' | rf_rows) \
+	    <(trace-roofline -k 10 --device 'TPU v4' "$T/t.ndjson" | jq -c 'select(.type=="roofline")' | rf_rows)
+	assert_success
+	run bash -c "trace-report --json --device 'TPU v4' '$T/t.ndjson' | jq -c '.ops.roofline | [.flops_spans, .rows, .shown, (.top | length)]'"
+	assert_output '[6430,18,10,10]'
 }

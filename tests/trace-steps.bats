@@ -171,9 +171,9 @@ E
 	run trace-steps --print-peaks
 	assert_success
 	assert_line --index 0 --partial 'key'
-	assert_line "$(printf 'A100\t312\tbf16\tA100')"
-	assert_line "$(printf 'TPU v5e\t197\tbf16\tTPU v5 lite, TPU v5e, v5litepod')"
-	assert_line "$(printf 'V100\t125\tfp16\tV100')"
+	assert_line "$(printf 'A100\t312\t2039\tbf16\tA100')"
+	assert_line "$(printf 'TPU v5e\t197\t819\tbf16\tTPU v5 lite, TPU v5e, v5litepod')"
+	assert_line "$(printf 'V100\t125\t900\tfp16\tV100')"
 }
 
 # Twelve steps, ProfilerStep#1..12 of the durations: step 1 5000 (warm-up),

@@ -1,0 +1,435 @@
+/*
+ * trace-roofline: achieved TFLOP/s, GB/s and arithmetic intensity of the
+ * ops of a stream against the roofline of their device: compute- or
+ * memory-bound, and how close to the roof.  See trace-roofline(1); the
+ * engine is lib/nd_roofline (and lib/nd_peak, lib/nd_by).
+ */
+#include "nd_agg.h"
+#include "nd_by.h"
+#include "nd_cli.h"
+#include "nd_event.h"
+#include "nd_json.h"
+#include "nd_out.h"
+#include "nd_peak.h"
+#include "nd_roofline.h"
+#include "nd_stream.h"
+#include "nd_util.h"
+
+#include <csv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+"usage: trace-roofline [-hV] [-k N] [--by keys] [--timelines which] [--device name] [--peak-tflops X] [--peak-gbps Y] [--print-peaks] [--table | --csv] [-o file] [file ...]\n"
+"  -k, --top N          rows to show (default 20; 0: all)\n"
+"      --by keys        group by these keys: name (default), family, class,\n"
+"                       scope, device, ... or args.X\n"
+"      --timelines which auto (default: device ops when they have flops,\n"
+"                       else host spans), device, host or all\n"
+"      --device name    the device every span ran on (a table name or a\n"
+"                       device name such as 'NVIDIA A100-SXM4-80GB')\n"
+"      --peak-tflops X  compute peak of a device, TFLOP/s\n"
+"      --peak-gbps Y    memory bandwidth of a device, GB/s\n"
+"      --print-peaks    print the built-in peak table and exit\n"
+"      --table          an aligned table for people\n"
+"      --csv            CSV with a header line\n"
+"  -o, --output file    write to file (atomically) instead of stdout\n"
+"  -h, --help           show this help and exit\n"
+"  -V, --version        show the version and exit\n";
+
+enum { OPT_BY = 256, OPT_TIMELINES, OPT_DEVICE, OPT_PEAK_TFLOPS,
+	OPT_PEAK_GBPS, OPT_PRINT_PEAKS, OPT_TABLE, OPT_CSV };
+enum { FMT_JSON, FMT_TABLE, FMT_CSV };
+
+/* Output keys of a roofline row: a --by key may not take one of these. */
+static const char *const row_keys[] = {
+	"type", "row", "args", "count", "total_ns", "flops_count", "flops_ns",
+	"flops", "bytes", "tflops", "gbps", "intensity", "device_name",
+	"peak_tflops", "peak_gbps", "pct_of_peak", "ridge", "bound",
+	"attainable_tflops", "pct_of_roofline"
+};
+
+static void
+write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
+    const nd_roof_sum *sum)
+{
+	nd_buf *b = nd_out_buf(o);
+	nd_jw w;
+
+	for (size_t i = 0; i < n; i++) {
+		const nd_roof_row *x = &rows[i];
+
+		nd_jw_init(&w, b);
+		nd_jw_obj(&w);
+		nd_jw_kcstr(&w, "type", "roofline");
+		nd_jw_kuint(&w, "row", i + 1);
+		nd_by_json(by, &w, x->key, x->keylen);
+		nd_roof_row_json(&w, x);
+		nd_jw_obj_end(&w);
+		nd_buf_addc(b, '\n');
+		nd_out_commit(o);
+	}
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "roofline_summary");
+	nd_roof_sum_json(&w, sum);
+	nd_jw_kuint(&w, "shown", n);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+	nd_out_commit(o);
+}
+
+static void
+fmt_dur(char *s, size_t n, int64_t v)
+{
+	if (v < 1000)
+		snprintf(s, n, "%lldns", (long long)v);
+	else if (v < 1000000)
+		snprintf(s, n, "%.3fus", (double)v / 1e3);
+	else if (v < 1000000000)
+		snprintf(s, n, "%.3fms", (double)v / 1e6);
+	else
+		snprintf(s, n, "%.3fs", (double)v / 1e9);
+}
+
+/* Display width of UTF-8 text (code points). */
+static size_t
+width(const char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+#define NCOL 8
+
+static void
+cells_of(const nd_roof_row *x, char cell[NCOL][32])
+{
+	nd_roof_fig f;
+
+	nd_roof_figures(x, &f);
+	for (int c = 0; c < NCOL; c++)
+		snprintf(cell[c], 32, "-");
+	fmt_dur(cell[0], 32, x->flops_ns);
+	snprintf(cell[1], 32, "%llu", (unsigned long long)x->flops_count);
+	if (f.has_tflops)
+		snprintf(cell[2], 32, "%.3f", f.tflops);
+	if (f.has_bytes) {
+		snprintf(cell[3], 32, "%.1f", f.gbps);
+		snprintf(cell[4], 32, "%.2f", f.intensity);
+	}
+	if (f.has_roof) {
+		snprintf(cell[5], 32, "%s", f.bound);
+		snprintf(cell[6], 32, "%.3f", f.attainable);
+		snprintf(cell[7], 32, "%.1f%%", f.pct);
+	}
+}
+
+static void
+write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
+    const nd_roof_sum *sum)
+{
+	static const char *const head[NCOL] = { "Time", "Count", "TFLOP/s",
+	    "GB/s", "FLOP/B", "Bound", "Roof TF/s", "% roof" };
+	size_t wd[NCOL], nk = nd_by_count(by), *kw;
+	char cell[NCOL][32], d1[32], d2[32];
+	nd_buf *b = nd_out_buf(o), txt = ND_BUF_INIT;
+	const nd_roof_row *first = n > 0 ? &rows[0] : NULL;
+	int uniform = first != NULL && first->peak == 1;
+
+	kw = nd_xcalloc(nk, sizeof *kw);
+	for (size_t c = 0; c < NCOL; c++)
+		wd[c] = strlen(head[c]);
+	for (size_t k = 0; k < nk; k++) {
+		const char *name = nd_by_name(by, k, NULL);
+
+		kw[k] = width(name, strlen(name));
+	}
+	for (size_t i = 0; i < n; i++) {
+		cells_of(&rows[i], cell);
+		for (size_t c = 0; c < NCOL; c++)
+			if (strlen(cell[c]) > wd[c])
+				wd[c] = strlen(cell[c]);
+		for (size_t k = 0; k < nk; k++) {
+			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
+			if (width(txt.p, txt.len) > kw[k])
+				kw[k] = width(txt.p, txt.len);
+		}
+		if (rows[i].peak != 1 || rows[i].peak_tflops !=
+		    first->peak_tflops || rows[i].peak_gbps != first->peak_gbps)
+			uniform = 0;
+	}
+	for (size_t c = 0; c < NCOL; c++)
+		nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c], head[c]);
+	for (size_t k = 0; k < nk; k++)
+		nd_buf_addf(b, "  %-*s", k + 1 < nk ? (int)kw[k] : 0,
+		    nd_by_name(by, k, NULL));
+	while (b->len > 0 && b->p[b->len - 1] == ' ')
+		b->len--;
+	nd_buf_addc(b, '\n');
+	for (size_t c = 0; c < NCOL; c++) {
+		if (c)
+			nd_buf_adds(b, "  ");
+		for (size_t j = 0; j < wd[c]; j++)
+			nd_buf_addc(b, '-');
+	}
+	for (size_t k = 0; k < nk; k++) {
+		nd_buf_adds(b, "  ");
+		for (size_t j = 0; j < kw[k]; j++)
+			nd_buf_addc(b, '-');
+	}
+	nd_buf_addc(b, '\n');
+	for (size_t i = 0; i < n; i++) {
+		cells_of(&rows[i], cell);
+		for (size_t c = 0; c < NCOL; c++)
+			nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c],
+			    cell[c]);
+		for (size_t k = 0; k < nk; k++) {
+			size_t pad;
+
+			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
+			nd_buf_adds(b, "  ");
+			nd_buf_add(b, txt.p, txt.len);
+			pad = k + 1 < nk ? kw[k] - width(txt.p, txt.len) : 0;
+			for (size_t j = 0; j < pad; j++)
+				nd_buf_addc(b, ' ');
+		}
+		while (b->len > 0 && b->p[b->len - 1] == ' ')
+			b->len--;
+		nd_buf_addc(b, '\n');
+		nd_out_commit(o);
+	}
+	fmt_dur(d1, sizeof d1, sum->flops_ns);
+	fmt_dur(d2, sizeof d2, sum->total_ns);
+	nd_buf_addf(b, "\n%llu of %llu spans (%s of %s) on %s timelines "
+	    "had flops; %zu groups, %zu shown\n",
+	    (unsigned long long)sum->flops_spans,
+	    (unsigned long long)sum->spans, d1, d2, sum->timelines,
+	    sum->rows, n);
+	if (uniform) {
+		nd_buf_addf(b, "peak %g TFLOP/s, %g GB/s", first->peak_tflops,
+		    first->peak_gbps);
+		if (first->peak_tflops > 0 && first->peak_gbps > 0)
+			nd_buf_addf(b, ", ridge %.1f FLOP/B",
+			    first->peak_tflops * 1e3 / first->peak_gbps);
+		if (first->device_name != NULL)
+			nd_buf_addf(b, " (%s)", first->device_name);
+		nd_buf_addc(b, '\n');
+	} else if (n > 0)
+		nd_buf_adds(b, "no single device peak: see --device, "
+		    "--peak-tflops and --peak-gbps\n");
+	nd_out_commit(o);
+	nd_buf_free(&txt);
+	free(kw);
+}
+
+static void
+csv_field(nd_buf *b, const char *s, size_t n)
+{
+	size_t need = csv_write(NULL, 0, s, n);
+
+	nd_buf_reserve(b, need + 1);
+	csv_write(b->p + b->len, need, s, n);
+	b->len += need;
+	b->p[b->len] = '\0';
+}
+
+static void
+csv_dbl(nd_buf *b, int has, double v)
+{
+	nd_buf_addc(b, ',');
+	if (has)
+		nd_json_put_double(b, v);
+}
+
+static void
+write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
+{
+	nd_buf *b = nd_out_buf(o);
+	size_t nk = nd_by_count(by);
+
+	for (size_t k = 0; k < nk; k++) {
+		const char *name = nd_by_name(by, k, NULL);
+
+		csv_field(b, name, strlen(name));
+		nd_buf_addc(b, ',');
+	}
+	nd_buf_adds(b, "count,total_ns,flops_count,flops_ns,flops,bytes,"
+	    "tflops,gbps,intensity,device_name,peak_tflops,peak_gbps,"
+	    "pct_of_peak,ridge,bound,attainable_tflops,pct_of_roofline\n");
+	for (size_t i = 0; i < n; i++) {
+		const nd_roof_row *x = &rows[i];
+		nd_roof_fig f;
+
+		nd_roof_figures(x, &f);
+		for (size_t k = 0; k < nk; k++) {
+			int tag;
+			const char *s;
+			size_t len;
+
+			if (nd_by_field(x->key, x->keylen, k, &tag, &s, &len))
+				csv_field(b, s, len);
+			nd_buf_addc(b, ',');
+		}
+		nd_buf_addf(b, "%llu,%lld,%llu,%lld",
+		    (unsigned long long)x->count, (long long)x->total_ns,
+		    (unsigned long long)x->flops_count,
+		    (long long)x->flops_ns);
+		csv_dbl(b, 1, x->flops);
+		csv_dbl(b, x->bytes_count == x->flops_count, x->bytes);
+		csv_dbl(b, f.has_tflops, f.tflops);
+		csv_dbl(b, f.has_bytes, f.gbps);
+		csv_dbl(b, f.has_bytes, f.intensity);
+		nd_buf_addc(b, ',');
+		if (x->device_name != NULL)
+			csv_field(b, x->device_name, strlen(x->device_name));
+		csv_dbl(b, x->peak == 1 && x->peak_tflops > 0, x->peak_tflops);
+		csv_dbl(b, x->peak == 1 && x->peak_gbps > 0, x->peak_gbps);
+		csv_dbl(b, f.has_tpeak, f.pct_of_peak);
+		csv_dbl(b, f.has_roof, f.ridge);
+		nd_buf_addc(b, ',');
+		if (f.has_roof)
+			nd_buf_adds(b, f.bound);
+		csv_dbl(b, f.has_roof, f.attainable);
+		csv_dbl(b, f.has_roof, f.pct);
+		nd_buf_addc(b, '\n');
+		nd_out_commit(o);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 'k' },
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "timelines", required_argument, NULL, OPT_TIMELINES },
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "peak-tflops", required_argument, NULL, OPT_PEAK_TFLOPS },
+		{ "peak-gbps", required_argument, NULL, OPT_PEAK_GBPS },
+		{ "print-peaks", no_argument, NULL, OPT_PRINT_PEAKS },
+		{ "table", no_argument, NULL, OPT_TABLE },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "output", required_argument, NULL, 'o' },
+		ND_CLI_STD_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	nd_roof_opts ro;
+	const char *out = NULL, *byspec = "name", *bad;
+	int c, fmt = FMT_JSON, nfmt = 0, peaks = 0;
+	int64_t k = 20;
+	nd_by *by;
+	nd_roof *roof;
+	nd_stream *st;
+	nd_event ev;
+	const nd_roof_row *rows;
+	nd_roof_sum sum;
+	size_t n;
+	nd_out *o;
+
+	nd_init(argv[0]);
+	memset(&ro, 0, sizeof ro);
+	ro.timelines = ND_ROOF_AUTO;
+	while ((c = getopt_long(argc, argv, "hk:o:V", opts, NULL)) != -1)
+		switch (c) {
+		case 'h':
+			nd_cli_help(usage_text);
+		case 'k':
+			k = nd_cli_int("-k", optarg, 0, 100000000);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'V':
+			nd_cli_version();
+		case OPT_BY:
+			byspec = optarg;
+			break;
+		case OPT_TIMELINES:
+			if (strcmp(optarg, "auto") == 0)
+				ro.timelines = ND_ROOF_AUTO;
+			else if ((ro.timelines = nd_scan_timelines(optarg)) < 0)
+				nd_die(ND_EXIT_ERROR, "invalid value for "
+				    "--timelines: '%s' (auto, device, host or "
+				    "all)", optarg);
+			break;
+		case OPT_DEVICE:
+			if (optarg[0] == '\0')
+				nd_die(ND_EXIT_ERROR, "invalid value for "
+				    "--device: ''");
+			ro.device = optarg;
+			break;
+		case OPT_PEAK_TFLOPS:
+			ro.peak_tflops = nd_cli_double("--peak-tflops", optarg,
+			    1e-9, 1e9);
+			break;
+		case OPT_PEAK_GBPS:
+			ro.peak_gbps = nd_cli_double("--peak-gbps", optarg,
+			    1e-9, 1e9);
+			break;
+		case OPT_PRINT_PEAKS:
+			peaks = 1;
+			break;
+		case OPT_TABLE:
+			fmt = FMT_TABLE;
+			nfmt++;
+			break;
+		case OPT_CSV:
+			fmt = FMT_CSV;
+			nfmt++;
+			break;
+		default:
+			nd_cli_usage(usage_text);
+		}
+	argc -= optind;
+	argv += optind;
+	if (nfmt > 1)
+		nd_die(ND_EXIT_ERROR, "--table and --csv exclude each other");
+	if (peaks) {
+		o = nd_out_open(out);
+		nd_peak_print(nd_out_buf(o));
+		nd_out_commit(o);
+		nd_out_close(o);
+		return ND_EXIT_OK;
+	}
+	if (ro.device != NULL && nd_peak_find(ro.device,
+	    strlen(ro.device)) == NULL && (ro.peak_tflops <= 0 ||
+	    ro.peak_gbps <= 0))
+		nd_die(ND_EXIT_ERROR, "--device: '%s' is not in the peak "
+		    "table (see --print-peaks); give --peak-tflops and "
+		    "--peak-gbps", ro.device);
+	by = nd_by_parse(byspec, row_keys, sizeof row_keys / sizeof *row_keys,
+	    &bad);
+	if (by == NULL) {
+		if (bad[0] == '\0')
+			nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", byspec);
+		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of "
+		    "roofline rows; it cannot be a group key", byspec, bad);
+	}
+	roof = nd_roof_new(&ro, by);
+	st = nd_stream_open(argv, argc);
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev))
+		nd_roof_record(roof, &ev, nd_stream_meta(st, ev.source));
+	n = nd_roof_finish(roof, &rows, &sum);
+	if (k > 0 && (size_t)k < n)
+		n = (size_t)k;
+	o = nd_out_open(out);
+	if (fmt == FMT_TABLE)
+		write_table(o, by, rows, n, &sum);
+	else if (fmt == FMT_CSV)
+		write_csv(o, by, rows, n);
+	else
+		write_json(o, by, rows, n, &sum);
+	nd_out_close(o);
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	nd_roof_free(roof);
+	nd_by_free(by);
+	return ND_EXIT_OK;
+}

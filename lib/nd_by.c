@@ -1,0 +1,261 @@
+#include "nd_by.h"
+#include "nd_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How a key is read from a record. */
+enum { K_STR, K_INT, K_ARG, K_ANY };
+
+struct bykey {
+	char *key;		/* as given: "name", "args.stream" */
+	const char *arg;	/* K_ARG: the part after "args." */
+	int kind;
+	size_t off;		/* K_STR: offset of the nd_str in nd_event;
+				 * K_INT: offset of the int64 */
+	unsigned bit;		/* K_INT: ND_HAS_* */
+};
+
+struct nd_by {
+	struct bykey *k;
+	size_t n;
+};
+
+static const struct {
+	const char *key;
+	int kind;
+	size_t off;
+	unsigned bit;
+} typed[] = {
+	{ "name", K_STR, offsetof(nd_event, name), 0 },
+	{ "cat", K_STR, offsetof(nd_event, cat), 0 },
+	{ "class", K_STR, offsetof(nd_event, cls), 0 },
+	{ "family", K_STR, offsetof(nd_event, family), 0 },
+	{ "scope", K_STR, offsetof(nd_event, scope), 0 },
+	{ "process", K_STR, offsetof(nd_event, process), 0 },
+	{ "thread", K_STR, offsetof(nd_event, thread), 0 },
+	{ "device", K_STR, offsetof(nd_event, device), 0 },
+	{ "rank", K_INT, offsetof(nd_event, rank), ND_HAS_RANK },
+	{ "step", K_INT, offsetof(nd_event, step), ND_HAS_STEP },
+	{ "pid", K_INT, offsetof(nd_event, pid), ND_HAS_PID },
+	{ "tid", K_INT, offsetof(nd_event, tid), ND_HAS_TID },
+};
+
+void
+nd_by_free(nd_by *b)
+{
+	if (b == NULL)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		free(b->k[i].key);
+	free(b->k);
+	free(b);
+}
+
+nd_by *
+nd_by_parse(const char *spec, const char *const *reserved, size_t nreserved,
+    const char **bad)
+{
+	char *s = nd_xstrdup(spec), *save = NULL, *k;
+	nd_by *b = nd_xcalloc(1, sizeof *b);
+
+	*bad = NULL;
+	for (k = strtok_r(s, ",", &save); k != NULL;
+	    k = strtok_r(NULL, ",", &save)) {
+		struct bykey *x;
+
+		for (size_t i = 0; i < nreserved; i++)
+			if (strcmp(k, reserved[i]) == 0) {
+				*bad = reserved[i];
+				free(s);
+				nd_by_free(b);
+				return NULL;
+			}
+		b->k = nd_xrealloc(b->k, (b->n + 1) * sizeof *b->k);
+		x = &b->k[b->n++];
+		memset(x, 0, sizeof *x);
+		x->key = nd_xstrdup(k);
+		x->kind = K_ANY;
+		if (strncmp(k, "args.", 5) == 0 && k[5] != '\0') {
+			x->kind = K_ARG;
+			x->arg = x->key + 5;
+		}
+		for (size_t i = 0; i < sizeof typed / sizeof *typed; i++)
+			if (strcmp(k, typed[i].key) == 0) {
+				x->kind = typed[i].kind;
+				x->off = typed[i].off;
+				x->bit = typed[i].bit;
+			}
+	}
+	free(s);
+	if (b->n == 0) {
+		*bad = "";
+		nd_by_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+size_t
+nd_by_count(const nd_by *b)
+{
+	return b->n;
+}
+
+const char *
+nd_by_name(const nd_by *b, size_t i, const char **arg)
+{
+	if (arg != NULL)
+		*arg = b->k[i].arg;
+	return b->k[i].key;
+}
+
+/* A JSON value as a key field: strings decoded, null as absent. */
+static void
+key_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v)
+{
+	if (v->type == ND_JSTR) {
+		if (!v->esc)
+			nd_aggkey_str(k, nd_jstr_ptr(v), nd_jstr_len(v));
+		else {
+			nd_buf_reset(tmp);
+			nd_json_unescape(v, tmp);
+			nd_aggkey_str(k, tmp->p, tmp->len);
+		}
+	} else if (v->type == ND_JNULL || v->type == ND_JNONE)
+		nd_aggkey_none(k);
+	else
+		nd_aggkey_raw(k, v->raw, v->len);
+}
+
+void
+nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
+    nd_buf *k, nd_buf *tmp)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct bykey *x = &b->k[i];
+
+		switch (x->kind) {
+		case K_STR: {
+			const nd_str *s = (const nd_str *)(const void *)
+			    ((const char *)ev + x->off);
+
+			if (s->p != NULL)
+				nd_aggkey_str(k, s->p, s->n);
+			else
+				nd_aggkey_none(k);
+			break;
+		}
+		case K_INT: {
+			char num[24];
+			int64_t v = *(const int64_t *)(const void *)
+			    ((const char *)ev + x->off);
+			int has = (ev->has & x->bit) != 0;
+
+			if (!has && x->bit == ND_HAS_RANK && si != NULL &&
+			    si->has_rank) {
+				has = 1;
+				v = si->rank;
+			}
+			if (has) {
+				int n = snprintf(num, sizeof num, "%lld",
+				    (long long)v);
+
+				nd_aggkey_raw(k, num, (size_t)n);
+			} else
+				nd_aggkey_none(k);
+			break;
+		}
+		case K_ARG: {
+			nd_jval v;
+
+			if (nd_event_arg(ev, x->arg, &v))
+				key_jval(k, tmp, &v);
+			else
+				nd_aggkey_none(k);
+			break;
+		}
+		default: {
+			const nd_jval *v = nd_event_get(ev, x->key);
+
+			if (v != NULL)
+				key_jval(k, tmp, v);
+			else
+				nd_aggkey_none(k);
+		}
+		}
+	}
+}
+
+int
+nd_by_field(const char *k, size_t n, size_t i, int *tag, const char **s,
+    size_t *len)
+{
+	const char *p = k, *end = k + n;
+
+	for (size_t j = 0; nd_aggkey_next(&p, end, tag, s, len); j++)
+		if (j == i)
+			return *tag != ND_AGGKEY_NONE;
+	*tag = ND_AGGKEY_NONE;
+	*s = "";
+	*len = 0;
+	return 0;
+}
+
+static void
+jw_keyval(nd_jw *w, int tag, const char *s, size_t n)
+{
+	if (tag == ND_AGGKEY_STR)
+		nd_jw_str(w, s, n);
+	else
+		nd_jw_raw(w, s, n);
+}
+
+void
+nd_by_json(const nd_by *b, nd_jw *w, const char *k, size_t n)
+{
+	int tag, args = 0;
+	const char *s;
+	size_t len;
+
+	for (size_t i = 0; i < b->n; i++) {
+		if (!nd_by_field(k, n, i, &tag, &s, &len))
+			continue;
+		if (b->k[i].kind == K_ARG) {
+			args = 1;
+			continue;
+		}
+		nd_jw_key(w, b->k[i].key);
+		jw_keyval(w, tag, s, len);
+	}
+	if (!args)
+		return;
+	nd_jw_key(w, "args");
+	nd_jw_obj(w);
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->k[i].kind != K_ARG || !nd_by_field(k, n, i, &tag, &s,
+		    &len))
+			continue;
+		nd_jw_key(w, b->k[i].arg);
+		jw_keyval(w, tag, s, len);
+	}
+	nd_jw_obj_end(w);
+}
+
+void
+nd_by_text(const char *k, size_t n, size_t i, nd_buf *out)
+{
+	int tag;
+	const char *s;
+	size_t len;
+
+	nd_buf_reset(out);
+	if (!nd_by_field(k, n, i, &tag, &s, &len)) {
+		nd_buf_adds(out, "(none)");
+		return;
+	}
+	for (size_t j = 0; j < len; j++)
+		nd_buf_addc(out, s[j] == '\n' || s[j] == '\t' ||
+		    s[j] == '\r' ? ' ' : s[j]);
+}

@@ -1,0 +1,54 @@
+/*
+ * nd_by: group-by keys of records (the --by KEYS option): which keys a
+ * spec names, the key bytes of a record (nd_agg.h's nd_aggkey_* format),
+ * and the fields back for output.  The rules are trace-topk(1)'s --by:
+ *
+ *   name, cat, class, family, scope, process, thread, device   the typed
+ *       string fields;
+ *   rank, step, pid, tid   the typed integers (rank falls back to the
+ *       rank of the source);
+ *   args.X   the argument X;
+ *   anything else   the top-level member of that name.
+ * Strings are decoded; a missing value (or null) is its own group, shown
+ * as "(none)" in text and omitted (JSON) or empty (CSV) in records.
+ *
+ * Ownership: an nd_by owns its key names; nd_by_key's result is in the
+ * caller's buffer.
+ */
+#ifndef ND_BY_H
+#define ND_BY_H
+
+#include "nd_agg.h"
+#include "nd_buf.h"
+#include "nd_event.h"
+#include "nd_json.h"
+#include "nd_stream.h"
+
+#include <stddef.h>
+
+typedef struct nd_by nd_by;
+
+/* Parse "name,args.stream": NULL with *bad set to the first key that is in
+ * reserved[0..nreserved) (output keys of the caller's rows), or to "" when
+ * the spec holds no key. */
+nd_by *nd_by_parse(const char *spec, const char *const *reserved,
+    size_t nreserved, const char **bad);
+void nd_by_free(nd_by *b);
+size_t nd_by_count(const nd_by *b);
+/* Key i as given ("args.stream"); *arg its part after "args." or NULL. */
+const char *nd_by_name(const nd_by *b, size_t i, const char **arg);
+/* Append the key fields of ev to k (not reset). */
+void nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
+    nd_buf *k, nd_buf *tmp);
+/* Field i of key bytes k[0..n): 1 with tag/s/len, 0 when absent. */
+int nd_by_field(const char *k, size_t n, size_t i, int *tag, const char **s,
+    size_t *len);
+/* Write the fields of key k as members of the open JSON object w: plain
+ * keys as "key":value, args.X ones in an "args" object; absent fields are
+ * left out. */
+void nd_by_json(const nd_by *b, nd_jw *w, const char *k, size_t n);
+/* Field i as one line of text: "(none)" when absent, control characters
+ * as blanks. */
+void nd_by_text(const char *k, size_t n, size_t i, nd_buf *out);
+
+#endif
