@@ -162,6 +162,7 @@ main(int argc, char **argv)
 		    "Generated %Y-%m-%dT%H:%M:%SZ.", &tm);
 		ro.stamp = stampbuf;
 	}
+	ro.html = fmt == 2;
 	r = nd_report_new(&ro);
 	for (size_t i = 0; i < nthr; i++)
 		if (nd_report_set_threshold(r, thr[i]) != 0)

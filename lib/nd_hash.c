@@ -124,6 +124,43 @@ rehash(nd_intern *t)
 	t->mask = nm;
 }
 
+/* Equality of n bytes without a call for the short keys aggregations use
+ * (names, packed group keys): word compares, the last word overlapping. */
+static inline int
+same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, v;
+	size_t i;
+
+	if (n >= 8) {
+		if (n > 64)
+			return memcmp(a, b, n) == 0;
+		for (i = 0; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return 0;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return 0;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return u == v;
+	}
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* The slot of s: its own when present, else the empty one to fill. */
 static inline struct islot *
 probe(const nd_intern *t, const char *s, size_t n, uint64_t h)
@@ -133,7 +170,7 @@ probe(const nd_intern *t, const char *s, size_t n, uint64_t h)
 	for (size_t j = h & t->mask; (sl = &t->slots[j])->id1 != 0;
 	    j = (j + 1) & t->mask)
 		if (sl->hash == h && sl->len == n &&
-		    memcmp(sl->str, s, n) == 0)
+		    same_bytes(sl->str, s, n))
 			break;
 	return sl;
 }

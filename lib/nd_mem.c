@@ -40,6 +40,21 @@ struct span {
 	int has_step;
 };
 
+/* ordered mode: a span still open on its timeline, with its strings, kept
+ * until a sample falls inside it (then it joins m->spans) or it ends */
+struct open_span {
+	struct span sp;
+	int committed;
+	int has_scope;
+	size_t name_n;
+	nd_buf text;		/* name, then scope */
+};
+
+struct tlstack {
+	struct open_span *e;
+	size_t n, cap;
+};
+
 struct sample {
 	int64_t ts, alloc, reserved, delta, apeak, pid, tid, step;
 	uint32_t series, tl, seq, op, scope, span;
@@ -90,6 +105,8 @@ struct nd_mem {
 	size_t nseries, capseries;
 	struct span *spans;
 	size_t nspans, capspans;
+	struct tlstack *stacks;	/* ordered mode, by timeline id */
+	size_t capstacks;
 	struct sample *samples;
 	size_t nsamples, capsamples;
 	uint32_t seq;
@@ -230,6 +247,8 @@ clear_source(nd_mem *m)
 	m->active = 0;
 	m->records = 0;
 	m->nspans = m->nsamples = m->nseries = 0;
+	for (size_t i = 0; i < m->capstacks; i++)
+		m->stacks[i].n = 0;
 	m->seq = 0;
 	nd_intern_free(m->tls);
 	nd_intern_free(m->skeys);
@@ -256,6 +275,12 @@ nd_mem_free(nd_mem *m)
 	free(m->rows);
 	free(m->series);
 	free(m->spans);
+	for (size_t i = 0; i < m->capstacks; i++) {
+		for (size_t j = 0; j < m->stacks[i].cap; j++)
+			nd_buf_free(&m->stacks[i].e[j].text);
+		free(m->stacks[i].e);
+	}
+	free(m->stacks);
 	free(m->samples);
 	free(m->stamp);
 	nd_buf_free(&m->tmp);
@@ -517,6 +542,83 @@ take_sample(nd_mem *m, const nd_event *ev, struct sample *s)
 static void
 source_end(nd_mem *m);
 
+/* Ordered mode (nd_mem_opts.ordered): every timeline comes in start order,
+ * so a span that ended before a later record of its timeline starts cannot
+ * hold a later sample.  Each timeline keeps only its open spans; the ones a
+ * sample falls in join m->spans, and memory follows the samples and the
+ * nesting depth instead of the number of spans. */
+static struct tlstack *
+stack_of(nd_mem *m, uint32_t tl, int64_t ts)
+{
+	struct tlstack *st;
+
+	if (tl >= m->capstacks) {
+		size_t old = m->capstacks;
+
+		nd_grow(&m->stacks, &m->capstacks, (size_t)tl + 1,
+		    sizeof *m->stacks);
+		memset(m->stacks + old, 0,
+		    (m->capstacks - old) * sizeof *m->stacks);
+	}
+	st = &m->stacks[tl];
+	while (st->n > 0 && st->e[st->n - 1].sp.end <= ts)
+		st->n--;
+	return st;
+}
+
+static void
+push_open(nd_mem *m, const nd_event *ev)
+{
+	struct tlstack *st = stack_of(m, timeline(m, ev), ev->ts_ns);
+	struct open_span *o;
+
+	if (st->n == st->cap) {
+		size_t old = st->cap;
+
+		nd_grow(&st->e, &st->cap, st->n + 1, sizeof *st->e);
+		memset(st->e + old, 0, (st->cap - old) * sizeof *st->e);
+	}
+	o = &st->e[st->n++];
+	o->sp.ts = ev->ts_ns;
+	o->sp.end = add64(ev->ts_ns, ev->dur_ns);
+	o->sp.tl = (uint32_t)(st - m->stacks);
+	o->sp.has_step = (ev->has & ND_HAS_STEP) != 0;
+	o->sp.step = ev->step;
+	o->sp.seq = m->seq++;
+	o->sp.parent = NONE32;
+	o->committed = 0;
+	nd_buf_reset(&o->text);
+	if (ev->name.p != NULL)
+		nd_buf_add(&o->text, ev->name.p, ev->name.n);
+	o->name_n = o->text.len;
+	o->has_scope = ev->scope.p != NULL;
+	if (o->has_scope)
+		nd_buf_add(&o->text, ev->scope.p, ev->scope.n);
+}
+
+static void
+commit_open(nd_mem *m, uint32_t tl, int64_t ts)
+{
+	struct tlstack *st = stack_of(m, tl, ts);
+
+	for (size_t i = 0; i < st->n; i++) {
+		struct open_span *o = &st->e[i];
+		struct span *p;
+
+		if (o->committed)
+			continue;
+		o->committed = 1;
+		nd_grow(&m->spans, &m->capspans, m->nspans + 1,
+		    sizeof *m->spans);
+		p = &m->spans[m->nspans++];
+		*p = o->sp;
+		p->name = name_id(m, o->text.p != NULL ? o->text.p : "",
+		    o->name_n);
+		p->scope = o->has_scope ? name_id(m, o->text.p + o->name_n,
+		    o->text.len - o->name_n) : NONE32;
+	}
+}
+
 void
 nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 {
@@ -534,6 +636,13 @@ nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 		nd_grow(&m->samples, &m->capsamples, m->nsamples + 1,
 		    sizeof *m->samples);
 		m->samples[m->nsamples++] = s;
+		if (m->o.ordered)
+			commit_open(m, s.tl, s.ts);
+		return;
+	}
+	if (m->o.ordered && ev->type == ND_EV_SPAN &&
+	    (ev->has & ND_HAS_TS) && (ev->has & ND_HAS_DUR)) {
+		push_open(m, ev);
 		return;
 	}
 	if (ev->type == ND_EV_SPAN && (ev->has & ND_HAS_TS) &&

@@ -19,7 +19,9 @@
  * that contains it (start <= ts < end; zero-length spans contain nothing),
  * or to its "tf_op" when it has one.  Everything of a source is held until
  * the source ends (spans at about 48 bytes each, samples at about 100), so
- * records may come in any order.
+ * records may come in any order; with nd_mem_opts.ordered (the stream's
+ * timelines in start order, as trace-report requires) only the spans that
+ * hold a sample are kept.
  *
  * From a snapshot (nd_pickle): segments and blocks give reserved,
  * allocated, requested and inactive bytes and the largest live blocks;
@@ -49,6 +51,8 @@ typedef struct nd_mem_opts {
 	int frames;		/* stack frames kept per block (0: none) */
 	int timeline;		/* write meta + counter records */
 	int table;		/* a report for people instead of records */
+	int ordered;		/* timelines come in start order (ndtrace(7)):
+				 * keep only spans a sample falls in */
 } nd_mem_opts;
 
 typedef struct nd_mem nd_mem;

@@ -274,6 +274,9 @@ nd_report_new(const nd_report_opts *o)
 	go.unordered = o->unordered;
 	r->gaps = nd_gaps_new(&go);
 	memset(&mo, 0, sizeof mo);
+	/* timelines in start order (else --unordered): keep only the spans a
+	 * memory sample falls in, not every span */
+	mo.ordered = !o->unordered;
 	r->mem = nd_mem_new(&mo, &r->membuf, mem_commit, NULL);
 	{
 		nd_roof_opts ro;
@@ -590,7 +593,7 @@ add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
 	if (nd_gaps_add(r->gaps, ev, &role) != 0)
 		nd_die(2, "%s: spans out of start order on a timeline; use "
 		    "--unordered", s->path ? s->path : "input");
-	if (role.role == ND_ROLE_DEVICE)
+	if (role.role == ND_ROLE_DEVICE && r->o.html)
 		strip_add(r, ev, &role);
 	kind = nd_span_kind(ev);
 	if (kind == ND_KIND_DEVICE)

@@ -48,6 +48,8 @@ typedef struct nd_report_opts {
 	const regex_t *re;	/* --step-regex, or NULL */
 	int unordered;		/* buffer timelines (input in any order) */
 	const char *stamp;	/* a generation line to print, or NULL */
+	int html;		/* nd_report_html will be called: also collect
+				 * what only the page draws (the timeline strip) */
 	/* roofline peaks (nd_roofline.h): NULL / 0 for the stream's own */
 	const char *device;
 	double peak_tflops, peak_gbps;
