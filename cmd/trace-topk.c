@@ -4,6 +4,7 @@
  * partial results.  See trace-topk(1).
  */
 #include "nd_agg.h"
+#include "nd_by.h"
 #include "nd_cli.h"
 #include "nd_event.h"
 #include "nd_hash.h"
@@ -46,38 +47,6 @@ enum { OPT_BY = 256, OPT_SORT, OPT_TIMELINES, OPT_TYPE, OPT_OVERRUN,
 enum { FMT_JSON, FMT_TABLE, FMT_CSV, FMT_PARTIAL };
 enum { SORT_SELF, SORT_TOTAL, SORT_COUNT, SORT_MEAN, SORT_MAX };
 
-/* How a --by key is read from a record. */
-enum { K_STR, K_INT, K_ARG, K_ANY };
-
-struct bykey {
-	char *key;		/* as given: "name", "args.stream" */
-	const char *arg;	/* K_ARG: the part after "args." */
-	int kind;
-	size_t off;		/* K_STR: offset of the nd_str in nd_event;
-				 * K_INT: offset of the int64 */
-	unsigned bit;		/* K_INT: ND_HAS_* */
-};
-
-static const struct {
-	const char *key;
-	int kind;
-	size_t off;
-	unsigned bit;
-} typed[] = {
-	{ "name", K_STR, offsetof(nd_event, name), 0 },
-	{ "cat", K_STR, offsetof(nd_event, cat), 0 },
-	{ "class", K_STR, offsetof(nd_event, cls), 0 },
-	{ "family", K_STR, offsetof(nd_event, family), 0 },
-	{ "scope", K_STR, offsetof(nd_event, scope), 0 },
-	{ "process", K_STR, offsetof(nd_event, process), 0 },
-	{ "thread", K_STR, offsetof(nd_event, thread), 0 },
-	{ "device", K_STR, offsetof(nd_event, device), 0 },
-	{ "rank", K_INT, offsetof(nd_event, rank), ND_HAS_RANK },
-	{ "step", K_INT, offsetof(nd_event, step), ND_HAS_STEP },
-	{ "pid", K_INT, offsetof(nd_event, pid), ND_HAS_PID },
-	{ "tid", K_INT, offsetof(nd_event, tid), ND_HAS_TID },
-};
-
 /* Output keys of a top row: a --by key may not take one of these names. */
 static const char *const row_keys[] = {
 	"type", "row", "other", "args", "count", "total_ns", "self_ns",
@@ -86,8 +55,8 @@ static const char *const row_keys[] = {
 };
 
 struct topk {
-	struct bykey *by;
-	size_t nby;
+	nd_by *by;
+	size_t nby;		/* nd_by_count(by) */
 	int k, sort, fmt, wall, merge;
 	nd_scan_opts so;
 	nd_agg *agg;
@@ -113,55 +82,17 @@ struct topk {
 static void
 parse_by(struct topk *t, const char *spec)
 {
-	char *s = nd_xstrdup(spec), *save = NULL, *k;
+	const char *bad;
 
-	t->nby = 0;
-	for (k = strtok_r(s, ",", &save); k != NULL;
-	    k = strtok_r(NULL, ",", &save)) {
-		struct bykey *b;
-
-		for (size_t i = 0; i < sizeof row_keys / sizeof *row_keys; i++)
-			if (strcmp(k, row_keys[i]) == 0)
-				nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an "
-				    "output key of top rows; it cannot be a "
-				    "group key", spec, k);
-		t->by = nd_xrealloc(t->by, (t->nby + 1) * sizeof *t->by);
-		b = &t->by[t->nby++];
-		memset(b, 0, sizeof *b);
-		b->key = nd_xstrdup(k);
-		b->kind = K_ANY;
-		if (strncmp(k, "args.", 5) == 0 && k[5] != '\0') {
-			b->kind = K_ARG;
-			b->arg = b->key + 5;
-		}
-		for (size_t i = 0; i < sizeof typed / sizeof *typed; i++)
-			if (strcmp(k, typed[i].key) == 0) {
-				b->kind = typed[i].kind;
-				b->off = typed[i].off;
-				b->bit = typed[i].bit;
-			}
-	}
-	free(s);
-	if (t->nby == 0)
+	nd_by_free(t->by);
+	t->by = nd_by_parse(spec, row_keys, sizeof row_keys / sizeof *row_keys,
+	    &bad);
+	if (t->by == NULL && *bad == '\0')
 		nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", spec);
-}
-
-/* Append a JSON value to the key: strings decoded, null as absent. */
-static void
-key_jval(struct topk *t, const nd_jval *v)
-{
-	if (v->type == ND_JSTR) {
-		if (!v->esc)
-			nd_aggkey_str(&t->key, nd_jstr_ptr(v), nd_jstr_len(v));
-		else {
-			nd_buf_reset(&t->tmp);
-			nd_json_unescape(v, &t->tmp);
-			nd_aggkey_str(&t->key, t->tmp.p, t->tmp.len);
-		}
-	} else if (v->type == ND_JNULL || v->type == ND_JNONE)
-		nd_aggkey_none(&t->key);
-	else
-		nd_aggkey_raw(&t->key, v->raw, v->len);
+	if (t->by == NULL)
+		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of top "
+		    "rows; it cannot be a group key", spec, bad);
+	t->nby = nd_by_count(t->by);
 }
 
 static void
@@ -169,59 +100,7 @@ build_key(struct topk *t, const nd_event *ev, const nd_source_info *si)
 {
 	nd_buf_reset(&t->key);
 	nd_buf_addc(&t->key, 0);	/* not from a fallback partial */
-	for (size_t i = 0; i < t->nby; i++) {
-		const struct bykey *b = &t->by[i];
-
-		switch (b->kind) {
-		case K_STR: {
-			const nd_str *s = (const nd_str *)(const void *)
-			    ((const char *)ev + b->off);
-
-			if (s->p != NULL)
-				nd_aggkey_str(&t->key, s->p, s->n);
-			else
-				nd_aggkey_none(&t->key);
-			break;
-		}
-		case K_INT: {
-			char num[24];
-			int64_t v = *(const int64_t *)(const void *)
-			    ((const char *)ev + b->off);
-			int has = (ev->has & b->bit) != 0;
-
-			/* rank falls back to the rank of the source */
-			if (!has && b->bit == ND_HAS_RANK && si != NULL &&
-			    si->has_rank) {
-				has = 1;
-				v = si->rank;
-			}
-			if (has) {
-				int n = snprintf(num, sizeof num, "%lld",
-				    (long long)v);
-				nd_aggkey_raw(&t->key, num, (size_t)n);
-			} else
-				nd_aggkey_none(&t->key);
-			break;
-		}
-		case K_ARG: {
-			nd_jval v;
-
-			if (nd_event_arg(ev, b->arg, &v))
-				key_jval(t, &v);
-			else
-				nd_aggkey_none(&t->key);
-			break;
-		}
-		default: {
-			const nd_jval *v = nd_event_get(ev, b->key);
-
-			if (v != NULL)
-				key_jval(t, v);
-			else
-				nd_aggkey_none(&t->key);
-		}
-		}
-	}
+	nd_by_key(t->by, ev, si, &t->key, &t->tmp);
 }
 
 static void
@@ -388,7 +267,7 @@ merge_header(struct topk *t, nd_stream *st, const nd_event *ev)
 		for (size_t i = 0; i < t->nby; i++) {
 			if (i > 0)
 				nd_buf_addc(&mine, ',');
-			nd_buf_adds(&mine, t->by[i].key);
+			nd_buf_adds(&mine, nd_by_name(t->by, i, NULL));
 		}
 		if (mine.len != spec.len || (spec.len > 0 &&
 		    memcmp(mine.p, spec.p, spec.len) != 0))
@@ -466,7 +345,7 @@ merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 	nd_buf_addc(&t->key, (char)t->fallback);
 	nd_jaiter_init(&it, key, key->raw);
 	while (nd_jaiter_next(&it, &e, &je) == 1) {
-		key_jval(t, &e);
+		nd_by_jval(&t->key, &t->tmp, &e);
 		n++;
 	}
 	if (n != t->nby)
@@ -636,20 +515,13 @@ mean_of(const nd_agg_row *r)
 	return (r->total_ns + (int64_t)(r->count / 2)) / (int64_t)r->count;
 }
 
-/* Key field i of a key (skipping the flag byte). */
-static int
+/* Key field i of a key (skipping the flag byte); tag ND_AGGKEY_NONE when
+ * absent. */
+static void
 key_field(const char *key, size_t n, size_t i, int *tag, const char **s,
     size_t *len)
 {
-	const char *p = key + 1, *end = key + n;
-
-	for (size_t j = 0; nd_aggkey_next(&p, end, tag, s, len); j++)
-		if (j == i)
-			return 1;
-	*tag = ND_AGGKEY_NONE;
-	*s = "";
-	*len = 0;
-	return 0;
+	nd_by_field(key + 1, n - 1, i, tag, s, len);
 }
 
 static void
@@ -669,7 +541,6 @@ write_row_json(struct topk *t, nd_buf *b, const nd_agg_row *r,
     int64_t total_self, int64_t wall_ns)
 {
 	nd_jw w;
-	int args = 0;
 
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
@@ -677,40 +548,8 @@ write_row_json(struct topk *t, nd_buf *b, const nd_agg_row *r,
 	nd_jw_kuint(&w, "row", rowno);
 	if (other)
 		nd_jw_kbool(&w, "other", 1);
-	else {
-		for (size_t i = 0; i < t->nby; i++) {
-			int tag;
-			const char *s;
-			size_t n;
-
-			key_field(key, keylen, i, &tag, &s, &n);
-			if (tag == ND_AGGKEY_NONE)
-				continue;
-			if (t->by[i].kind == K_ARG) {
-				args = 1;
-				continue;
-			}
-			nd_jw_key(&w, t->by[i].key);
-			jw_keyval(&w, tag, s, n);
-		}
-		if (args) {
-			nd_jw_key(&w, "args");
-			nd_jw_obj(&w);
-			for (size_t i = 0; i < t->nby; i++) {
-				int tag;
-				const char *s;
-				size_t n;
-
-				key_field(key, keylen, i, &tag, &s, &n);
-				if (tag == ND_AGGKEY_NONE ||
-				    t->by[i].kind != K_ARG)
-					continue;
-				nd_jw_key(&w, t->by[i].arg);
-				jw_keyval(&w, tag, s, n);
-			}
-			nd_jw_obj_end(&w);
-		}
-	}
+	else
+		nd_by_json(t->by, &w, key + 1, keylen - 1);
 	nd_jw_kuint(&w, "count", r->count);
 	nd_jw_kint(&w, "total_ns", r->total_ns);
 	nd_jw_kint(&w, "self_ns", r->self_ns);
@@ -749,7 +588,7 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 	nd_jw_key(&w, "by");
 	nd_jw_arr(&w);
 	for (size_t i = 0; i < t->nby; i++)
-		nd_jw_cstr(&w, t->by[i].key);
+		nd_jw_cstr(&w, nd_by_name(t->by, i, NULL));
 	nd_jw_arr_end(&w);
 	nd_jw_kcstr(&w, "of", t->of);
 	nd_jw_kcstr(&w, "timelines", t->timelines);
@@ -866,19 +705,7 @@ cells_of(const nd_agg_row *r, int64_t total_self,
 static void
 key_text(nd_buf *out, const char *key, size_t kl, size_t i)
 {
-	int tag;
-	const char *s;
-	size_t n;
-
-	nd_buf_reset(out);
-	key_field(key, kl, i, &tag, &s, &n);
-	if (tag == ND_AGGKEY_NONE) {
-		nd_buf_adds(out, "(none)");
-		return;
-	}
-	for (size_t j = 0; j < n; j++)
-		nd_buf_addc(out, s[j] == '\n' || s[j] == '\t' ||
-		    s[j] == '\r' ? ' ' : s[j]);
+	nd_by_text(key + 1, kl - 1, i, out);
 }
 
 static void
@@ -899,7 +726,8 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 	for (size_t c = 0; c < ncol; c++)
 		wd[c] = strlen(head[c]);
 	for (size_t k = 0; k < nk; k++)
-		kw[k] = width(t->by[k].key, strlen(t->by[k].key));
+		kw[k] = width(nd_by_name(t->by, k, NULL),
+		    strlen(nd_by_name(t->by, k, NULL)));
 	for (size_t i = 0; i < nrows; i++) {
 		const nd_agg_row *r = i < nshow ?
 		    nd_agg_row_of(t->agg, ids[i]) : other;
@@ -924,7 +752,7 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 		nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c], head[c]);
 	for (size_t k = 0; k < nk; k++)
 		nd_buf_addf(b, "  %-*s", k + 1 < nk ? (int)kw[k] : 0,
-		    t->by[k].key);
+		    nd_by_name(t->by, k, NULL));
 	nd_buf_addc(b, '\n');
 	for (size_t c = 0; c < ncol; c++) {
 		if (c)
@@ -1012,7 +840,8 @@ write_csv(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 	size_t nrows = nshow + (other != NULL);
 
 	for (size_t k = 0; k < t->nby; k++) {
-		csv_field(b, t->by[k].key, strlen(t->by[k].key));
+		csv_field(b, nd_by_name(t->by, k, NULL),
+		    strlen(nd_by_name(t->by, k, NULL)));
 		nd_buf_addc(b, ',');
 	}
 	nd_buf_adds(b, "count,total_ns,self_ns,mean_ns,min_ns,max_ns,"
@@ -1277,9 +1106,7 @@ main(int argc, char **argv)
 		    "reparent" : "clip");
 	}
 	output(&t, out);
-	for (size_t i = 0; i < t.nby; i++)
-		free(t.by[i].key);
-	free(t.by);
+	nd_by_free(t.by);
 	for (size_t i = 0; i < t.ndev; i++) {
 		nd_union_free(&t.un[i]);
 		free(t.dev_src[i]);

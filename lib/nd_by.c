@@ -111,9 +111,8 @@ nd_by_name(const nd_by *b, size_t i, const char **arg)
 	return b->k[i].key;
 }
 
-/* A JSON value as a key field: strings decoded, null as absent. */
-static void
-key_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v)
+void
+nd_by_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v)
 {
 	if (v->type == ND_JSTR) {
 		if (!v->esc)
@@ -171,7 +170,7 @@ nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
 			nd_jval v;
 
 			if (nd_event_arg(ev, x->arg, &v))
-				key_jval(k, tmp, &v);
+				nd_by_jval(k, tmp, &v);
 			else
 				nd_aggkey_none(k);
 			break;
@@ -180,7 +179,7 @@ nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
 			const nd_jval *v = nd_event_get(ev, x->key);
 
 			if (v != NULL)
-				key_jval(k, tmp, v);
+				nd_by_jval(k, tmp, v);
 			else
 				nd_aggkey_none(k);
 		}

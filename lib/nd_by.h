@@ -40,6 +40,9 @@ const char *nd_by_name(const nd_by *b, size_t i, const char **arg);
 /* Append the key fields of ev to k (not reset). */
 void nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
     nd_buf *k, nd_buf *tmp);
+/* Append a JSON value as one key field: strings decoded, null as absent
+ * (how --merge reads back the key arrays of partial results). */
+void nd_by_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v);
 /* Field i of key bytes k[0..n): 1 with tag/s/len, 0 when absent. */
 int nd_by_field(const char *k, size_t n, size_t i, int *tag, const char **s,
     size_t *len);
