@@ -13,10 +13,12 @@
 #
 # Environment:
 #   BENCH_SIZES        event counts (default "1000000 5000000")
-#   BENCH_REPEAT       runs of each ndtrace row, the fastest kept (default 3,
-#                      1 above 1M events; the largest peak RSS is kept)
+#   BENCH_REPEAT       runs of each ndtrace row, the fastest kept (default 3
+#                      up to 1M events, 1 above, 2 for the scale-out; the
+#                      largest peak RSS of the runs is kept)
 #   BENCH_BASELINE_5M  1: run jq and python3 at sizes above 1M too (slow:
-#                      minutes, and GBs for jq)
+#                      minutes each; jq and python3 load the whole Kineto
+#                      file, about 2 GB of RSS per million events)
 #   BENCH_RANK_SPANS   spans per rank file for the scale-out (default 500000;
 #                      gen-stream -R when it has it: every rank runs the same
 #                      program, 6,000 ops each with its scope)
@@ -53,6 +55,16 @@ note() { echo "$*" >> "$NOTES"; }
 say() { echo "bench: $*"; }
 
 mkdir -p "$PYDIR"
+# a private copy of the programs: the tree is shared, and a rebuild halfway
+# through would mix two builds in one table
+if [ "$RENDER" != --render ]; then
+	rm -rf "$OUT/bin"
+	mkdir -p "$OUT/bin"
+	set +f
+	cp -p "$BIN"/* "$OUT/bin/" || exit 2
+	set -f
+fi
+BIN="$OUT/bin"
 protoc --python_out="$PYDIR" -I"$TOP/lib" "$TOP/lib/xplane.proto" || exit 2
 
 # --- timing ---------------------------------------------------------------
@@ -244,7 +256,7 @@ size() {
 		note "$sec: jq and python3 baselines skipped (minutes each; BENCH_BASELINE_5M=1 runs them)"
 	fi
 	say "$sec: ndtrace, best of $REPEAT"
-	note "$sec: ndtrace rows are the fastest of $REPEAT runs"
+	note "$sec: ndtrace rows: the fastest of $REPEAT run(s)"
 	best /dev/null "$BIN/trace-check" "$S" &&
 	    row "$sec" "trace-check" "$SE" "$SB" "$JQS" "$PYS" evs:1.5
 	best "$OUT/nd.topk" "$BIN/trace-topk" -k 0 "$S" &&
@@ -295,18 +307,15 @@ scaleout() {
 	RB=$(cat $FILES | wc -c)
 	RE=$((8 * RS))
 	say "$sec: scale-out over 8 rank files (gen-stream $RGEN -n $RS -s 1..8), $((RB / 1000000)) MB, best of $REPEAT"
-	note "$sec: scale-out over 8 rank files of $RS spans (gen-stream $RGEN -s 1..8; $((RB / 1000000)) MB), fastest of $REPEAT runs; the speed-up is the single stream's wall time over the fan-out's (2 workers, then the merge)"
+	note "$sec: scale-out over 8 rank files of $RS spans (gen-stream $RGEN -s 1..8; $((RB / 1000000)) MB), fastest of $REPEAT run(s); the speed-up is the single stream's wall time over the fan-out's (2 workers, then the merge)"
 	for p in trace-topk trace-regions; do
 		best "$OUT/single.out" "$BIN/$p" $FILES || { fail "$p single stream"; continue; }
 		row "$sec" "$p, 8 files in one stream" "$RE" "$RB" - - -
 		sw=$W
-		best /dev/null sh -c '
-			D=$1 B=$2 p=$3
-			rm -f "$D"/*.partial
-			ls "$D"/rank*.ndjson | xargs -P2 -n1 sh -c "\"$B/$p\" --partial -o \"\$1.partial\" \"\$1\"" sh
-			"$B/$p" --merge -o "$D/merged.out" "$D"/rank*.ndjson.partial' \
-		    sh "$D" "$BIN" "$p" || { fail "$p xargs fan-out"; continue; }
-		row "$sec" "$p, xargs -P2 -n1 --partial, --merge" "$RE" "$RB" - - "up:$sw"
+		sc=$C
+		bestfan "$D" "$p" || { fail "$p xargs fan-out"; continue; }
+		row "$sec" "$p, xargs -P2 -n1 --partial, --merge" "$RE" "$RB" - - "up:$sw:$sc:$FC1:$FC2"
+		note "$sec $p: one stream $sc s of CPU; fan-out $FC1 s of CPU in the 8 --partial runs + $FC2 s in the --merge"
 		cmp -s "$OUT/single.out" "$D/merged.out" ||
 		    fail "$p: xargs -P2 fan-out answer differs from the single stream"
 		best /dev/null sh -c '
@@ -317,7 +326,33 @@ scaleout() {
 		cmp -s "$OUT/single.out" "$D/$p.merged" ||
 		    fail "$p: make -j2 fan-out answer differs from the single stream"
 	done
-	note "scale-out: the fanned-out answers of trace-topk and trace-regions (xargs -P2 and make -j2) are byte-identical to the single-stream answer"
+	grep -q 'fan-out' "$NOTES" && grep -q '^FAILED' "$NOTES" ||
+	    note "scale-out: the fanned-out answers of trace-topk and trace-regions (xargs -P2 and make -j2) are byte-identical to the single-stream answer"
+}
+
+# bestfan DIR PROG: REPEAT times the xargs -P2 -n1 --partial phase, then the
+# --merge; W and C their sums (the fastest run), FC1 FC2 the CPU of each
+bestfan() {
+	bw= i=0 br=0
+	while [ $i -lt "$REPEAT" ]; do
+		run1 /dev/null sh -c '
+			rm -f "$1"/*.partial
+			ls "$1"/rank*.ndjson | xargs -P2 -n1 sh -c "\"$2/$3\" --partial -o \"\$1.partial\" \"\$1\"" sh' \
+		    sh "$1" "$BIN" "$2" || return 1
+		w1=$W c1=$C r1=$R
+		run1 /dev/null sh -c '"$2/$3" --merge -o "$1/merged.out" "$1"/rank*.ndjson.partial' \
+		    sh "$1" "$BIN" "$2" || return 1
+		W=$(awk -v a="$w1" -v b="$W" 'BEGIN { printf "%.2f", a + b }')
+		c2=$C
+		C=$(awk -v a="$c1" -v b="$C" 'BEGIN { printf "%.2f", a + b }')
+		[ "$r1" -gt "$R" ] && R=$r1
+		if [ -z "$bw" ] || [ "$(awk -v a="$W" -v b="$bw" 'BEGIN { print (a < b) }')" = 1 ]; then
+			bw=$W bc=$C FC1=$c1 FC2=$c2
+		fi
+		[ "$R" -gt "$br" ] && br=$R
+		i=$((i + 1))
+	done
+	W=$bw C=$bc R=$br
 }
 
 if [ "$RENDER" != --render ]; then
@@ -382,9 +417,17 @@ table() {
 				m = both ? "met" : "MISSED" hint
 			}
 		} else if (tg ~ /^up:/) {
-			x = substr(tg, 4) + 0; up = x / ww
+			split(tg, u, ":")
+			up = u[2] / ww
 			t = sprintf(">= 1.7x: %.2fx", up)
 			m = (up >= 1.7) ? "met" : "MISSED"
+			if (u[5] != "") {
+				# what 2 idle cores would give: the partials split over
+				# both, then the merge
+				est = u[3] / (u[4] / 2 + u[5] + 0.0001)
+				t = t sprintf(" (from cpu s, idle cores: %.2fx)", est)
+				if (up < 1.7 && est >= 1.7) m = "MISSED (met per cpu s: load)"
+			}
 		} else if (tg == "base") {
 			t = "baseline"
 		}
@@ -394,7 +437,7 @@ table() {
 		if (tg != "base" && tg !~ /^up:/ && tg != "-") {
 			if (sec == small) rs[lab] = rss
 			if (sec == big) rb[lab] = rss
-			if (!(lab in seen)) { seen[lab] = 1; order[++no] = lab }
+			if (!(lab in seen)) { seen[lab] = 1; order[++no] = lab; raw[lab] = $2 }
 		}
 	}
 	END {
@@ -406,7 +449,7 @@ table() {
 			ok = (rb[l] <= 1.25 * rs[l] + 8192)
 			printf "| %s/%s | %s: peak RSS | | | | | | | | | %.1f -> %.1f | RSS flat (<= 1.25x + 8 MiB): %.2fx | %s |\n",
 			    small, big, l, rs[l] / 1024, rb[l] / 1024, g, ok ? "met" : "MISSED"
-			if (!ok) printf "%s/%s %s: peak RSS %.1f -> %.1f MiB, not flat\n", small, big, l, rs[l] / 1024, rb[l] / 1024 > mf
+			if (!ok) printf "%s/%s %s: peak RSS %.1f -> %.1f MiB, not flat\n", small, big, raw[l], rs[l] / 1024, rb[l] / 1024 > mf
 		}
 	}' "$TSV"
 }
@@ -419,8 +462,7 @@ SMALL=$(secname "$SMALL") BIG=$(secname "$BIG")
 } > "$OUT/table.md"
 {
 	echo "Ratios: baseline wall time / ndtrace wall time on the same file (higher is better; 'skipped': baselines not run at this size)."
-	echo "Filters are compared with jq and python3 computing the device-op top-k table of the same stream, converters and pipelines with"
-	echo "jq -c '.traceEvents[]' (Chrome) and python3 computing the same top-k table from the raw file (stdlib json; python3-protobuf for XPlane)."
+	echo "Filters are compared with jq and python3 computing the device-op top-k table of the same stream (bench/topk_ref.py; trace-diff reads the stream twice and has no baseline), converters and pipelines with jq -c '.traceEvents[]' (Chrome) and python3 computing the same top-k table from the raw file (stdlib json; python3-protobuf for XPlane): the baselines do less work than trace-report, so its ratios are conservative."
 	echo "cpu s is user+sys of every process and thread (for a pipeline, both stages); cpu/wall > 1 means more than one core at work."
 	echo "Peak RSS is /usr/bin/time -v's maximum resident set size (for a pipeline, the larger stage)."
 	cat "$NOTES"
@@ -450,7 +492,7 @@ if [ "${BENCH_RESULTS:-0}" = 1 ]; then
 		echo "- machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), Linux $(uname -r), $(uname -m)"
 		echo "- tools: $(jq --version), $("$PY" --version 2>&1), python3-protobuf $("$PY" -c 'import google.protobuf as p; print(p.__version__)' 2>/dev/null || echo '?'), $(cc --version | head -1)"
 		echo "- load average: $LOAD0 at the start, $LOAD1 at the end (the machine is shared with other jobs)"
-		echo "- settings: BENCH_SIZES=\"$SIZES\" BENCH_REPEAT=$REPEAT BENCH_BASELINE_5M=$BASE5 BENCH_RANK_SPANS=$RS; took $((T1 - T0)) s"
+		echo "- settings: BENCH_SIZES=\"$SIZES\" BENCH_REPEAT=${BENCH_REPEAT:-(default: 3 up to 1M, 1 above, 2 for the scale-out)} BENCH_BASELINE_5M=$BASE5 BENCH_RANK_SPANS=$RS; took $((T1 - T0)) s"
 		echo
 		cat "$OUT/table.md"
 		echo

@@ -293,21 +293,6 @@ on_relate(void *u, const nd_ctx_span *s, const nd_ctx_rel *r)
 	}
 }
 
-static void
-fmt_dur(char *s, size_t n, int64_t v, int sign)
-{
-	const char *sg = sign && v > 0 ? "+" : "";
-
-	if (v < 1000 && v > -1000)
-		snprintf(s, n, "%s%lldns", sg, (long long)v);
-	else if (v < 1000000 && v > -1000000)
-		snprintf(s, n, "%s%.3fus", sg, (double)v / 1e3);
-	else if (v < 1000000000 && v > -1000000000)
-		snprintf(s, n, "%s%.3fms", sg, (double)v / 1e6);
-	else
-		snprintf(s, n, "%s%.3fs", sg, (double)v / 1e9);
-}
-
 /* Own timeline first (parents, then the rest), then the others by pid and
  * tid; stream order within each. */
 static uint32_t sort_tl;
@@ -355,8 +340,8 @@ print_group(struct prog *p, uint64_t id, struct group *g)
 	/* Column widths, gaps included (a gap is never longer than the
 	 * window it lies in, so the widest start/dur is a row's). */
 	for (size_t i = 0; i < g->nrows; i++) {
-		fmt_dur(st, sizeof st, g->rows[i].ts - g->m.ts, 1);
-		fmt_dur(du, sizeof du, g->rows[i].dur, 0);
+		nd_fmt_dur(st, sizeof st, g->rows[i].ts - g->m.ts, 1);
+		nd_fmt_dur(du, sizeof du, g->rows[i].dur, 0);
 		if ((int)strlen(st) > ws)
 			ws = (int)strlen(st);
 		if ((int)strlen(du) > wd)
@@ -390,16 +375,16 @@ print_group(struct prog *p, uint64_t id, struct group *g)
 			/* idle time since the spans listed before on this
 			 * timeline ended */
 			if (have_reach && w->ts > reach) {
-				fmt_dur(st, sizeof st, reach - g->m.ts, 1);
-				fmt_dur(du, sizeof du, w->ts - reach, 0);
+				nd_fmt_dur(st, sizeof st, reach - g->m.ts, 1);
+				nd_fmt_dur(du, sizeof du, w->ts - reach, 0);
 				put_row(b, "(gap)", st, ws, du, wd, NULL);
 			}
 			if (!have_reach || w->ts + w->dur > reach)
 				reach = w->ts + w->dur;
 			have_reach = 1;
 		}
-		fmt_dur(st, sizeof st, w->ts - g->m.ts, 1);
-		fmt_dur(du, sizeof du, w->dur, 0);
+		nd_fmt_dur(st, sizeof st, w->ts - g->m.ts, 1);
+		nd_fmt_dur(du, sizeof du, w->dur, 0);
 		put_row(b, nd_ctx_role_name(w->role), st, ws, du, wd, w->name);
 		nd_out_commit(p->o);
 	}

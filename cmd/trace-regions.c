@@ -517,30 +517,6 @@ struct outctx {
 	size_t namew;
 };
 
-static size_t
-width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
-static void
-fmt_dur(char *s, size_t n, int64_t v)
-{
-	if (v < 1000 && v > -1000)
-		snprintf(s, n, "%lldns", (long long)v);
-	else if (v < 1000000 && v > -1000000)
-		snprintf(s, n, "%.3fus", (double)v / 1e3);
-	else if (v < 1000000000 && v > -1000000000)
-		snprintf(s, n, "%.3fms", (double)v / 1e6);
-	else
-		snprintf(s, n, "%.3fs", (double)v / 1e9);
-}
-
 static void
 emit_json(struct outctx *c, const struct view *v, int depth)
 {
@@ -579,10 +555,11 @@ emit_tree(struct outctx *c, const struct view *v, int depth)
 	double share = c->r->total > 0 ? (double)v->incl /
 	    (double)c->r->total : 0.0;
 	size_t bar = (size_t)llround(share * BARW);
-	size_t used = (size_t)(2 * (depth - 1)) + width(v->name);
+	size_t used = (size_t)(2 * (depth - 1)) +
+	    nd_text_width(v->name, strlen(v->name));
 
-	fmt_dur(incl, sizeof incl, v->incl);
-	fmt_dur(excl, sizeof excl, v->excl);
+	nd_fmt_dur(incl, sizeof incl, v->incl, 0);
+	nd_fmt_dur(excl, sizeof excl, v->excl, 0);
 	nd_buf_addf(b, "%6.2f%%  %11s  %11s  %8llu  %*s%s", 100.0 * share,
 	    incl, excl, (unsigned long long)v->count, 2 * (depth - 1), "",
 	    v->name);
@@ -638,7 +615,8 @@ walk(struct outctx *c, const struct view *v, int depth, int fmt)
 static void
 name_width(const struct view *v, int depth, size_t *w)
 {
-	size_t u = (size_t)(2 * (depth - 1)) + width(v->name);
+	size_t u = (size_t)(2 * (depth - 1)) +
+	    nd_text_width(v->name, strlen(v->name));
 
 	if (u > *w)
 		*w = u;
@@ -757,7 +735,7 @@ output(struct regions *r, const char *path)
 			if (r->by_device) {
 				char d[32];
 
-				fmt_dur(d, sizeof d, dev->incl);
+				nd_fmt_dur(d, sizeof d, dev->incl, 0);
 				nd_buf_addf(nd_out_buf(o), "%sdevice %s: %s\n",
 				    i > 0 ? "\n" : "", dev->name, d);
 			}
@@ -769,7 +747,7 @@ output(struct regions *r, const char *path)
 	if (r->fmt == FMT_TREE) {
 		char d[32];
 
-		fmt_dur(d, sizeof d, r->total);
+		nd_fmt_dur(d, sizeof d, r->total, 0);
 		nd_buf_addf(nd_out_buf(o), "\ntotal %s%s\n", d,
 		    r->fallback && r->total > 0 ?
 		    "; no device ops: every timeline counted" : "");

@@ -80,31 +80,6 @@ write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 	nd_out_commit(o);
 }
 
-static void
-fmt_dur(char *s, size_t n, int64_t v)
-{
-	if (v < 1000)
-		snprintf(s, n, "%lldns", (long long)v);
-	else if (v < 1000000)
-		snprintf(s, n, "%.3fus", (double)v / 1e3);
-	else if (v < 1000000000)
-		snprintf(s, n, "%.3fms", (double)v / 1e6);
-	else
-		snprintf(s, n, "%.3fs", (double)v / 1e9);
-}
-
-/* Display width of UTF-8 text (code points). */
-static size_t
-width(const char *s, size_t n)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
 #define NCOL 8
 
 static void
@@ -115,7 +90,7 @@ cells_of(const nd_roof_row *x, char cell[NCOL][32])
 	nd_roof_figures(x, &f);
 	for (int c = 0; c < NCOL; c++)
 		snprintf(cell[c], 32, "-");
-	fmt_dur(cell[0], 32, x->flops_ns);
+	nd_fmt_dur(cell[0], 32, x->flops_ns, 0);
 	snprintf(cell[1], 32, "%llu", (unsigned long long)x->flops_count);
 	if (f.has_tflops)
 		snprintf(cell[2], 32, "%.3f", f.tflops);
@@ -148,7 +123,7 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 	for (size_t k = 0; k < nk; k++) {
 		const char *name = nd_by_name(by, k, NULL);
 
-		kw[k] = width(name, strlen(name));
+		kw[k] = nd_text_width(name, strlen(name));
 	}
 	for (size_t i = 0; i < n; i++) {
 		cells_of(&rows[i], cell);
@@ -157,8 +132,8 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 				wd[c] = strlen(cell[c]);
 		for (size_t k = 0; k < nk; k++) {
 			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
-			if (width(txt.p, txt.len) > kw[k])
-				kw[k] = width(txt.p, txt.len);
+			if (nd_text_width(txt.p, txt.len) > kw[k])
+				kw[k] = nd_text_width(txt.p, txt.len);
 		}
 		if (rows[i].peak != 1 || rows[i].peak_tflops !=
 		    first->peak_tflops || rows[i].peak_gbps != first->peak_gbps)
@@ -195,7 +170,8 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
 			nd_buf_adds(b, "  ");
 			nd_buf_add(b, txt.p, txt.len);
-			pad = k + 1 < nk ? kw[k] - width(txt.p, txt.len) : 0;
+			pad = k + 1 < nk ?
+			    kw[k] - nd_text_width(txt.p, txt.len) : 0;
 			for (size_t j = 0; j < pad; j++)
 				nd_buf_addc(b, ' ');
 		}
@@ -204,8 +180,8 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 		nd_buf_addc(b, '\n');
 		nd_out_commit(o);
 	}
-	fmt_dur(d1, sizeof d1, sum->flops_ns);
-	fmt_dur(d2, sizeof d2, sum->total_ns);
+	nd_fmt_dur(d1, sizeof d1, sum->flops_ns, 0);
+	nd_fmt_dur(d2, sizeof d2, sum->total_ns, 0);
 	nd_buf_addf(b, "\n%llu of %llu spans (%s of %s) on %s timelines "
 	    "had flops; %zu groups, %zu shown\n",
 	    (unsigned long long)sum->flops_spans,

@@ -654,32 +654,6 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 		}
 }
 
-/* Durations for people: 999ns, 1.234us, 56.789ms, 2.000s. */
-static void
-fmt_dur(char *s, size_t n, int64_t v)
-{
-	if (v < 1000 && v > -1000)
-		snprintf(s, n, "%lldns", (long long)v);
-	else if (v < 1000000 && v > -1000000)
-		snprintf(s, n, "%.3fus", (double)v / 1e3);
-	else if (v < 1000000000 && v > -1000000000)
-		snprintf(s, n, "%.3fms", (double)v / 1e6);
-	else
-		snprintf(s, n, "%.3fs", (double)v / 1e9);
-}
-
-/* Display width of UTF-8 text (code points). */
-static size_t
-width(const char *s, size_t n)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
 #define NCOL 11
 
 static void
@@ -688,15 +662,15 @@ cells_of(const nd_agg_row *r, int64_t total_self,
 {
 	snprintf(cell[0], 32, "%.2f%%", total_self > 0 ?
 	    100.0 * (double)r->self_ns / (double)total_self : 0.0);
-	fmt_dur(cell[1], 32, r->self_ns);
-	fmt_dur(cell[2], 32, r->total_ns);
+	nd_fmt_dur(cell[1], 32, r->self_ns, 0);
+	nd_fmt_dur(cell[2], 32, r->total_ns, 0);
 	snprintf(cell[3], 32, "%llu", (unsigned long long)r->count);
-	fmt_dur(cell[4], 32, mean_of(r));
-	fmt_dur(cell[5], 32, r->hist.min);
-	fmt_dur(cell[6], 32, r->hist.max);
-	fmt_dur(cell[7], 32, nd_hist_quantile(&r->hist, 0.50));
-	fmt_dur(cell[8], 32, nd_hist_quantile(&r->hist, 0.90));
-	fmt_dur(cell[9], 32, nd_hist_quantile(&r->hist, 0.99));
+	nd_fmt_dur(cell[4], 32, mean_of(r), 0);
+	nd_fmt_dur(cell[5], 32, r->hist.min, 0);
+	nd_fmt_dur(cell[6], 32, r->hist.max, 0);
+	nd_fmt_dur(cell[7], 32, nd_hist_quantile(&r->hist, 0.50), 0);
+	nd_fmt_dur(cell[8], 32, nd_hist_quantile(&r->hist, 0.90), 0);
+	nd_fmt_dur(cell[9], 32, nd_hist_quantile(&r->hist, 0.99), 0);
 	snprintf(cell[10], 32, "%.2f%%", wall_ns > 0 ?
 	    100.0 * (double)r->self_ns / (double)wall_ns : 0.0);
 }
@@ -726,7 +700,7 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 	for (size_t c = 0; c < ncol; c++)
 		wd[c] = strlen(head[c]);
 	for (size_t k = 0; k < nk; k++)
-		kw[k] = width(nd_by_name(t->by, k, NULL),
+		kw[k] = nd_text_width(nd_by_name(t->by, k, NULL),
 		    strlen(nd_by_name(t->by, k, NULL)));
 	for (size_t i = 0; i < nrows; i++) {
 		const nd_agg_row *r = i < nshow ?
@@ -741,8 +715,8 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 			const char *key = nd_agg_key(t->agg, ids[i], &kl);
 
 			key_text(&txt, key, kl, k);
-			if (width(txt.p, txt.len) > kw[k])
-				kw[k] = width(txt.p, txt.len);
+			if (nd_text_width(txt.p, txt.len) > kw[k])
+				kw[k] = nd_text_width(txt.p, txt.len);
 		}
 	}
 	if (other != NULL && kw[0] < 7)
@@ -790,7 +764,8 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 			}
 			nd_buf_adds(b, "  ");
 			nd_buf_add(b, txt.p != NULL ? txt.p : "", txt.len);
-			pad = k + 1 < nk ? kw[k] - width(txt.p, txt.len) : 0;
+			pad = k + 1 < nk ?
+			    kw[k] - nd_text_width(txt.p, txt.len) : 0;
 			for (size_t j = 0; j < pad; j++)
 				nd_buf_addc(b, ' ');
 		}
@@ -800,12 +775,12 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 		nd_buf_addc(b, '\n');
 		nd_out_commit(o);
 	}
-	fmt_dur(d1, sizeof d1, total_self);
+	nd_fmt_dur(d1, sizeof d1, total_self, 0);
 	nd_buf_addf(b, "\nself time %s in %llu %s%s", d1,
 	    (unsigned long long)nrec, t->of[0] ? t->of : "record",
 	    nrec == 1 ? "" : "s");
 	if (t->wall) {
-		fmt_dur(d1, sizeof d1, wall_ns);
+		nd_fmt_dur(d1, sizeof d1, wall_ns, 0);
 		nd_buf_addf(b, "; device busy (wall) %s", d1);
 	}
 	if (overrun > 0)

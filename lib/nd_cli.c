@@ -112,3 +112,29 @@ nd_cli_double(const char *opt, const char *s, double min, double max)
 		nd_die(ND_EXIT_ERROR, "invalid value for %s: '%s'", opt, s);
 	return v;
 }
+
+void
+nd_fmt_dur(char *s, size_t n, int64_t v, int sign)
+{
+	const char *sg = sign && v > 0 ? "+" : "";
+
+	if (v < 1000 && v > -1000)
+		snprintf(s, n, "%s%lldns", sg, (long long)v);
+	else if (v < 1000000 && v > -1000000)
+		snprintf(s, n, "%s%.3fus", sg, (double)v / 1e3);
+	else if (v < 1000000000 && v > -1000000000)
+		snprintf(s, n, "%s%.3fms", sg, (double)v / 1e6);
+	else
+		snprintf(s, n, "%s%.3fs", sg, (double)v / 1e9);
+}
+
+size_t
+nd_text_width(const char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			w++;
+	return w;
+}

@@ -20,6 +20,7 @@
 #define ND_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define ND_CLI_STD_LONGOPTS \
@@ -37,5 +38,11 @@ int nd_parse_duration(const char *s, int64_t *ns);
 int64_t nd_cli_int(const char *opt, const char *s, int64_t min, int64_t max);
 int64_t nd_cli_duration(const char *opt, const char *s);
 double nd_cli_double(const char *opt, const char *s, double min, double max);
+
+/* A duration for people: "950ns", "12.500us", "3.250ms", "1.200s" (three
+ * decimals above 1 us); with sign, a positive value gets a '+'. */
+void nd_fmt_dur(char *s, size_t n, int64_t ns, int sign);
+/* Display width of UTF-8 text: its code points (tables align by it). */
+size_t nd_text_width(const char *s, size_t n);
 
 #endif

@@ -2955,18 +2955,7 @@ strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 	if (s->ndev == STRIP_DEVS && s->dev[STRIP_DEVS - 1].source !=
 	    r->cursrc)
 		return;
-	/* the key of nd_span_device_key, not copied when it is a field */
-	if (ev->device.p != NULL) {
-		k = ev->device.p;
-		n = ev->device.n;
-	} else if (ev->process.p != NULL) {
-		k = ev->process.p;
-		n = ev->process.n;
-	} else {
-		nd_span_device_key(ev, &s->kb);
-		k = s->kb.p;
-		n = s->kb.len;
-	}
+	nd_span_device_ref(ev, &s->kb, &k, &n);
 	if ((d = strip_dev(r, k, n, 1)) == NULL)
 		return;
 	op.ts = ev->ts_ns;

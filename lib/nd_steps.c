@@ -185,6 +185,22 @@ nd_span_device_key(const nd_event *ev, nd_buf *b)
 		nd_buf_addf(b, "pid %lld", (long long)ev->pid);
 }
 
+void
+nd_span_device_ref(const nd_event *ev, nd_buf *b, const char **k, size_t *n)
+{
+	if (ev->device.p != NULL) {
+		*k = ev->device.p;
+		*n = ev->device.n;
+	} else if (ev->process.p != NULL) {
+		*k = ev->process.p;
+		*n = ev->process.n;
+	} else {
+		nd_span_device_key(ev, b);
+		*k = b->p;
+		*n = b->len;
+	}
+}
+
 int
 nd_op_is_light(const char *name, size_t n)
 {
@@ -360,19 +376,7 @@ dev_of(nd_steps *s, const nd_event *ev)
 	uint32_t id, slot;
 	struct dev *d;
 
-	/* the key of nd_span_device_key, without copying it when it is a
-	 * field of the event */
-	if (ev->device.p != NULL) {
-		k = ev->device.p;
-		n = ev->device.n;
-	} else if (ev->process.p != NULL) {
-		k = ev->process.p;
-		n = ev->process.n;
-	} else {
-		nd_span_device_key(ev, &s->kb);
-		k = s->kb.p;
-		n = s->kb.len;
-	}
+	nd_span_device_ref(ev, &s->kb, &k, &n);
 	slot = (uint32_t)nd_hash_bytes(k, n) & (DEV_CACHE - 1);
 	if (s->dcache[slot] > 0) {
 		d = &s->devs[s->dcache[slot] - 1];

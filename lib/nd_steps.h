@@ -81,6 +81,10 @@ void nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r);
 /* The device a span belongs to, as a key: `device`, else `process`, else
  * "pid N"; appended to b (which is reset first). */
 void nd_span_device_key(const nd_event *ev, nd_buf *b);
+/* The same key without a copy when it is a field of ev (*k then points into
+ * ev); b holds it otherwise. */
+void nd_span_device_ref(const nd_event *ev, nd_buf *b, const char **k,
+    size_t *n);
 
 /* Lightweight marker ops that trace-gaps(1) looks past to find the payload:
  * iota, constant, bitcast, get-tuple-element, parameter, tuple, after-all
