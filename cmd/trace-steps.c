@@ -410,7 +410,7 @@ rec_src_cmp(const void *a, const void *b, void *ctx)
 
 static void
 put_rank(nd_jw *w, const char *key, const char *skey, const struct run *r,
-    const struct rec *x)
+    const nd_rank_win *x)
 {
 	const nd_source_info *si = nd_stream_meta(r->st, x->source);
 
@@ -420,96 +420,84 @@ put_rank(nd_jw *w, const char *key, const char *skey, const struct run *r,
 		nd_jw_kcstr(w, skey, si->path);
 }
 
+struct ranks_out {
+	struct run *r;
+	uint64_t *count;	/* steps each source is the straggler in */
+	uint32_t nsrc;
+	size_t nsteps;
+};
+
+static void
+step_ranks(void *ctx, const nd_rank_win *win, size_t n, int abs,
+    const nd_straggler *sg)
+{
+	struct ranks_out *ro = ctx;
+	nd_buf *b = nd_out_buf(ro->r->o);
+	nd_jw w;
+
+	if (win[sg->straggler].source < ro->nsrc)
+		ro->count[win[sg->straggler].source]++;
+	ro->nsteps++;
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "step_ranks");
+	nd_jw_kint(&w, "step", win[0].num);
+	nd_jw_kuint(&w, "ranks", n);
+	nd_jw_kcstr(&w, "clock", abs ? "absolute" : "relative");
+	nd_jw_kint(&w, "dur_min_ns", sg->dur_min);
+	nd_jw_kint(&w, "dur_max_ns", sg->dur_max);
+	nd_jw_kint(&w, "dur_spread_ns", sg->dur_max - sg->dur_min);
+	if (abs)
+		nd_jw_kint(&w, "end_spread_ns", sg->end_spread);
+	put_rank(&w, "straggler_rank", "straggler_source", ro->r,
+	    &win[sg->straggler]);
+	nd_jw_kint(&w, "lag_ns", sg->lag_ns);
+	put_rank(&w, "last_rank", "last_source", ro->r, &win[sg->last]);
+	nd_jw_kint(&w, "last_by_ns", sg->last_by_ns);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+	nd_out_commit(ro->r->o);
+}
+
 static void
 write_ranks(struct run *r)
 {
 	nd_buf *b = nd_out_buf(r->o);
-	struct rec *per;	/* one per (step, source) */
-	nd_rank_step *rs;
-	uint64_t *count;
+	nd_rank_win *per;	/* one per (step, source) */
 	uint32_t nsrc = nd_stream_nsources(r->st);
-	size_t nper = 0, nsteps = 0;
+	size_t nper;
+	struct ranks_out ro;
 	nd_jw w;
 
 	nd_sort(r->recs, r->nrecs, sizeof *r->recs, rec_src_cmp, NULL);
 	per = nd_xmalloc((r->nrecs ? r->nrecs : 1) * sizeof *per);
-	rs = nd_xmalloc((r->nrecs ? r->nrecs : 1) * sizeof *rs);
-	count = nd_xcalloc(nsrc ? nsrc : 1, sizeof *count);
 	for (size_t i = 0; i < r->nrecs; i++) {
 		const struct rec *x = &r->recs[i];
-		struct rec *p = nper > 0 ? &per[nper - 1] : NULL;
+		const nd_source_info *si = nd_stream_meta(r->st, x->source);
 
-		if (p != NULL && p->num == x->num && p->source == x->source) {
-			/* several devices of one rank: its whole window */
-			int64_t end = p->ts + p->dur;
-
-			if (x->ts + x->dur > end)
-				end = x->ts + x->dur;
-			p->dur = end - p->ts;
-			if (x->wait > p->wait)
-				p->wait = x->wait;
-			continue;
-		}
-		per[nper++] = *x;
+		per[i].num = x->num;
+		per[i].ts = x->ts;
+		per[i].dur = x->dur;
+		per[i].wait = x->wait;
+		per[i].has_rank = x->has_rank;
+		per[i].rank = x->has_rank ? x->rank : (int64_t)x->source;
+		per[i].source = x->source;
+		per[i].has_origin = si != NULL && si->has_meta &&
+		    si->origin_ns != 0;
+		per[i].origin = si != NULL ? si->origin_ns : 0;
 	}
-	for (size_t i = 0; i < nper;) {
-		size_t j = i, k;
-		int abs = 1;
-		nd_straggler sg;
-
-		while (j < nper && per[j].num == per[i].num)
-			j++;
-		if (j - i < 2) {
-			i = j;
-			continue;
-		}
-		for (k = i; k < j; k++) {
-			const nd_source_info *si = nd_stream_meta(r->st,
-			    per[k].source);
-
-			if (si == NULL || !si->has_meta || si->origin_ns == 0)
-				abs = 0;
-		}
-		for (k = i; k < j; k++) {
-			const nd_source_info *si = nd_stream_meta(r->st,
-			    per[k].source);
-			int64_t o = abs ? si->origin_ns : 0;
-
-			rs[k - i].rank = per[k].has_rank ? per[k].rank :
-			    (int64_t)per[k].source;
-			rs[k - i].start = o + per[k].ts;
-			rs[k - i].end = o + per[k].ts + per[k].dur;
-			rs[k - i].wait = per[k].wait;
-		}
-		nd_step_straggler(rs, j - i, abs, &sg);
-		if (per[i + sg.straggler].source < nsrc)
-			count[per[i + sg.straggler].source]++;
-		nsteps++;
-		nd_jw_init(&w, b);
-		nd_jw_obj(&w);
-		nd_jw_kcstr(&w, "type", "step_ranks");
-		nd_jw_kint(&w, "step", per[i].num);
-		nd_jw_kuint(&w, "ranks", j - i);
-		nd_jw_kcstr(&w, "clock", abs ? "absolute" : "relative");
-		nd_jw_kint(&w, "dur_min_ns", sg.dur_min);
-		nd_jw_kint(&w, "dur_max_ns", sg.dur_max);
-		nd_jw_kint(&w, "dur_spread_ns", sg.dur_max - sg.dur_min);
-		if (abs)
-			nd_jw_kint(&w, "end_spread_ns", sg.end_spread);
-		put_rank(&w, "straggler_rank", "straggler_source", r,
-		    &per[i + sg.straggler]);
-		nd_jw_kint(&w, "lag_ns", sg.lag_ns);
-		put_rank(&w, "last_rank", "last_source", r, &per[i + sg.last]);
-		nd_jw_kint(&w, "last_by_ns", sg.last_by_ns);
-		nd_jw_obj_end(&w);
-		nd_buf_addc(b, '\n');
-		nd_out_commit(r->o);
-		i = j;
-	}
+	nper = nd_rank_wins_merge(per, r->nrecs);
+	ro.r = r;
+	ro.nsrc = nsrc;
+	ro.nsteps = 0;
+	ro.count = nd_xcalloc(nsrc ? nsrc : 1, sizeof *ro.count);
+	nd_rank_steps(per, nper, step_ranks, &ro);
 	/* the rank that is the straggler in most (more than half) steps */
 	{
+		uint64_t *count = ro.count;
+		size_t nsteps = ro.nsteps;
 		uint32_t best = 0;
-		const struct rec *bx = NULL;
+		const nd_rank_win *bx = NULL;
 
 		for (uint32_t s = 1; s < nsrc; s++)
 			if (count[s] > count[best])
@@ -529,7 +517,7 @@ write_ranks(struct run *r)
 		nd_jw_key(&w, "counts");
 		nd_jw_arr(&w);
 		for (uint32_t s = 0; s < nsrc; s++) {
-			const struct rec *sx = NULL;
+			const nd_rank_win *sx = NULL;
 
 			for (size_t i = 0; i < nper && sx == NULL; i++)
 				if (per[i].source == s)
@@ -547,8 +535,7 @@ write_ranks(struct run *r)
 		nd_out_commit(r->o);
 	}
 	free(per);
-	free(rs);
-	free(count);
+	free(ro.count);
 }
 
 static void

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Seeds for fuzz_xplane and fuzz_chrome: the generators' tiny and broken
+# Seeds for fuzz_xplane, fuzz_xplane2ndjson (the same files) and
+# fuzz_chrome: the generators' tiny and broken
 # profiles, small Kineto traces (plain and gzip), hand-made edge cases, and
 # the small files of ../shared/fixtures (under 64 KiB, the -max_len).
 #   sh fuzz/seeds-ingest.sh BIN_DIR CORPUS_DIR FIXTURES_DIR
@@ -33,4 +34,6 @@ if [ -n "$FX" ] && [ -d "$FX" ]; then
 		[ -f "$f" ] && head -c 65536 "$f" > "$X/fx-$(basename "$f")"
 	done
 fi
+mkdir -p "$2/fuzz_xplane2ndjson"
+cp "$X"/* "$2/fuzz_xplane2ndjson/"
 exit 0

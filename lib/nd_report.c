@@ -699,6 +699,33 @@ src_rank(const nd_report *r, uint32_t source)
 	return source;
 }
 
+/* One step seen by several ranks: who straggles, by how much. */
+static void
+rank_step(void *ctx, const nd_rank_win *w, size_t n, int abs,
+    const nd_straggler *sg)
+{
+	nd_report *r = ctx;
+	uint32_t who = w[sg->straggler].source;
+
+	if (!abs)
+		r->rank_abs = 0;
+	for (size_t k = 0; k < n; k++) {
+		r->ranks[w[k].source].busy_sum += w[k].dur - w[k].wait;
+		r->ranks[w[k].source].busy_n++;
+	}
+	r->ranks[who].straggler++;
+	if (sg->lag_ns > r->ranks[who].lag_max)
+		r->ranks[who].lag_max = sg->lag_ns;
+	if (r->rank_steps == 0 || sg->lag_ns > r->lag_max) {
+		r->lag_max = sg->lag_ns;
+		r->lag_max_step = w[0].num;
+		r->lag_max_rank = src_rank(r, who);
+	}
+	if (sg->dur_max - sg->dur_min > r->spread_max)
+		r->spread_max = sg->dur_max - sg->dur_min;
+	r->rank_steps++;
+}
+
 /* The step statistics (trace-steps -s) and the straggler (-r). */
 static void
 model_steps(nd_report *r)
@@ -769,81 +796,32 @@ model_steps(nd_report *r)
 
 	/* ranks: one window per (step, source), as trace-steps -r */
 	{
-		struct srec *per = nd_xmalloc((r->nsrec ? r->nsrec : 1) *
+		nd_rank_win *per = nd_xmalloc((r->nsrec ? r->nsrec : 1) *
 		    sizeof *per);
-		nd_rank_step *rs = nd_xmalloc((r->nsrec ? r->nsrec : 1) *
-		    sizeof *rs);
-		size_t nper = 0;
+		size_t nper;
 
 		for (size_t i = 0; i < r->nsrec; i++) {
 			const struct srec *x = &r->srec[i];
-			struct srec *p = nper > 0 ? &per[nper - 1] : NULL;
+			const struct rsrc *sx = &r->src[x->source];
 
-			if (p != NULL && p->num == x->num &&
-			    p->source == x->source) {
-				int64_t end = p->ts + p->dur;
-
-				if (x->ts + x->dur > end)
-					end = x->ts + x->dur;
-				p->dur = end - p->ts;
-				if (x->wait > p->wait)
-					p->wait = x->wait;
-				continue;
-			}
-			per[nper++] = *x;
+			per[i].num = x->num;
+			per[i].ts = x->ts;
+			per[i].dur = x->dur;
+			per[i].wait = x->wait;
+			per[i].rank = src_rank(r, x->source);
+			per[i].has_rank = sx->has_rank;
+			per[i].source = x->source;
+			per[i].origin = sx->origin;
+			per[i].has_origin = sx->has_meta && sx->origin != 0;
 		}
+		nper = nd_rank_wins_merge(per, r->nsrec);
 		r->ranks = nd_xcalloc(r->nsrc ? r->nsrc : 1, sizeof *r->ranks);
 		r->nranks = r->nsrc;
 		for (size_t i = 0; i < r->nsrc; i++)
 			r->ranks[i].rank = src_rank(r, (uint32_t)i);
 		r->rank_abs = 1;
-		for (size_t i = 0; i < nper;) {
-			size_t j = i, k;
-			int abs = 1;
-			nd_straggler sg;
-			uint32_t who;
-
-			while (j < nper && per[j].num == per[i].num)
-				j++;
-			if (j - i < 2) {
-				i = j;
-				continue;
-			}
-			for (k = i; k < j; k++)
-				if (r->src[per[k].source].origin == 0 ||
-				    !r->src[per[k].source].has_meta)
-					abs = 0;
-			if (!abs)
-				r->rank_abs = 0;
-			for (k = i; k < j; k++) {
-				int64_t o = abs ? r->src[per[k].source].origin :
-				    0;
-
-				rs[k - i].rank = src_rank(r, per[k].source);
-				rs[k - i].start = o + per[k].ts;
-				rs[k - i].end = o + per[k].ts + per[k].dur;
-				rs[k - i].wait = per[k].wait;
-				r->ranks[per[k].source].busy_sum +=
-				    per[k].dur - per[k].wait;
-				r->ranks[per[k].source].busy_n++;
-			}
-			nd_step_straggler(rs, j - i, abs, &sg);
-			who = per[i + sg.straggler].source;
-			r->ranks[who].straggler++;
-			if (sg.lag_ns > r->ranks[who].lag_max)
-				r->ranks[who].lag_max = sg.lag_ns;
-			if (r->rank_steps == 0 || sg.lag_ns > r->lag_max) {
-				r->lag_max = sg.lag_ns;
-				r->lag_max_step = per[i].num;
-				r->lag_max_rank = src_rank(r, who);
-			}
-			if (sg.dur_max - sg.dur_min > r->spread_max)
-				r->spread_max = sg.dur_max - sg.dur_min;
-			r->rank_steps++;
-			i = j;
-		}
+		nd_rank_steps(per, nper, rank_step, r);
 		free(per);
-		free(rs);
 	}
 	free(num);
 	free(dur);

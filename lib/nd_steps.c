@@ -1254,3 +1254,62 @@ nd_step_straggler(const nd_rank_step *r, size_t n, int abs,
 	}
 	free(ready);
 }
+
+size_t
+nd_rank_wins_merge(nd_rank_win *w, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		nd_rank_win *p = m > 0 ? &w[m - 1] : NULL;
+
+		if (p != NULL && p->num == w[i].num &&
+		    p->source == w[i].source) {
+			/* several devices of one rank: its whole window */
+			int64_t end = p->ts + p->dur;
+
+			if (w[i].ts + w[i].dur > end)
+				end = w[i].ts + w[i].dur;
+			p->dur = end - p->ts;
+			if (w[i].wait > p->wait)
+				p->wait = w[i].wait;
+			continue;
+		}
+		w[m++] = w[i];
+	}
+	return m;
+}
+
+void
+nd_rank_steps(const nd_rank_win *w, size_t n, nd_rank_fn *fn, void *ctx)
+{
+	nd_rank_step *rs = nd_xmalloc((n ? n : 1) * sizeof *rs);
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int abs = 1;
+		nd_straggler sg;
+
+		while (j < n && w[j].num == w[i].num)
+			j++;
+		if (j - i < 2) {
+			i = j;
+			continue;
+		}
+		for (size_t k = i; k < j; k++)
+			if (!w[k].has_origin)
+				abs = 0;
+		for (size_t k = i; k < j; k++) {
+			int64_t o = abs ? w[k].origin : 0;
+
+			rs[k - i].rank = w[k].rank;
+			rs[k - i].start = o + w[k].ts;
+			rs[k - i].end = o + w[k].ts + w[k].dur;
+			rs[k - i].wait = w[k].wait;
+		}
+		nd_step_straggler(rs, j - i, abs, &sg);
+		fn(ctx, w + i, j - i, abs, &sg);
+		i = j;
+	}
+	free(rs);
+}

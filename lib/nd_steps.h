@@ -222,4 +222,28 @@ typedef struct nd_straggler {
 void nd_step_straggler(const nd_rank_step *r, size_t n, int abs,
     nd_straggler *out);
 
+/* The cross-rank view (trace-steps -r, trace-report): one window per step
+ * and source, the span of its devices' windows with the largest host wait.
+ * origin is the source's clock origin; has_origin when it has a meta record
+ * with a nonzero origin_ns (times are then comparable across sources). */
+typedef struct nd_rank_win {
+	int64_t num, ts, dur, wait;
+	int64_t rank;		/* rank, or the source index when unknown */
+	int has_rank;
+	int64_t origin;
+	int has_origin;
+	uint32_t source;
+} nd_rank_win;
+
+/* Merge windows sorted by step number then source into one per (step,
+ * source), in place; returns their count. */
+size_t nd_rank_wins_merge(nd_rank_win *w, size_t n);
+/* For every step that two or more sources have, in order: its windows
+ * w[0..n), whether clocks are absolute (every one has_origin) and the
+ * straggler analysis. */
+typedef void nd_rank_fn(void *ctx, const nd_rank_win *w, size_t n, int abs,
+    const nd_straggler *sg);
+void nd_rank_steps(const nd_rank_win *w, size_t n, nd_rank_fn *fn,
+    void *ctx);
+
 #endif
