@@ -26,7 +26,7 @@ printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"B","name":"
 printf '{"traceEvents":[{"ph":"M","name":"process_name","pid":"p","args":{"name":"x"}},{"ph":"M","name":"thread_name","pid":"p","tid":7,"args":{"name":"t"}},{"ph":"b","cat":"c","id":"0x1","name":"q","pid":"p","tid":7,"ts":1},{"ph":"e","cat":"c","id":"0x1","pid":"p","tid":7,"ts":5},{"ph":"C","name":"mem","pid":1,"ts":3,"args":{"v":1.5}},{"ph":"i","name":"i","pid":1,"tid":1,"ts":4,"s":"g"}],"displayTimeUnit":"ns","baseTimeNanoseconds":1700000000000000000}' > "$C/object-misc"
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":3,"args":{"correlation":5,"device":0,"stream":7}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":9,"tid":9,"ts":8,"dur":1,"args":{"correlation":5}},{"ph":"s","id":5,"pid":9,"tid":9,"ts":8,"cat":"ac2g","name":"ac2g"},{"ph":"f","id":5,"pid":0,"tid":7,"ts":10,"cat":"ac2g","name":"ac2g","bp":"e"},{"ph":"X","name":"ProfilerStep#2","pid":9,"tid":9,"ts":0,"dur":20}]}' > "$C/launch"
 if [ -n "$FX" ] && [ -d "$FX" ]; then
-	for f in "$FX"/chrome/*.json* "$FX"/torch-legacy/*.json*; do
+	for f in "$FX"/chrome/*.json* "$FX"/torch-legacy/*.pt.trace.json*; do
 		[ -f "$f" ] && [ "$(wc -c < "$f")" -le 65536 ] && cp "$f" "$C/fx-$(basename "$f")"
 	done
 	for f in "$FX"/xplane/*.pb; do

@@ -74,7 +74,7 @@ hexval(int c)
 	return -1;
 }
 
-static int
+static inline __attribute__((always_inline)) int
 scan_string(const char **pp, const char *base, const char *end, nd_jval *v,
     nd_jerr *e)
 {
@@ -175,7 +175,7 @@ special:
 	}
 }
 
-static int
+static inline __attribute__((always_inline)) int
 scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
     nd_jerr *e)
 {
@@ -228,7 +228,7 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
-static int scan_value(const char **pp, const char *base, const char *end,
+static inline __attribute__((always_inline)) int scan_value(const char **pp, const char *base, const char *end,
     nd_jval *v, nd_jerr *e, int depth);
 
 static int
@@ -289,7 +289,7 @@ done:
 	return 0;
 }
 
-static int
+static inline __attribute__((always_inline)) int
 scan_value(const char **pp, const char *base, const char *end, nd_jval *v,
     nd_jerr *e, int depth)
 {

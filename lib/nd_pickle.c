@@ -540,8 +540,8 @@ load_float_text(struct rd *r)
 static int
 load_int_text(struct rd *r, int is_long)
 {
-	const char *s;
-	size_t n;
+	const char *s = NULL;
+	size_t n = 0;
 	int64_t i;
 	int rc;
 
