@@ -194,7 +194,6 @@ on_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
 	struct topk *t = ctx;
 	uint32_t id;
-	nd_agg_row *r;
 	int64_t abs;
 	int64_t pid = (ev->has & ND_HAS_PID) ? ev->pid : 0;
 	int64_t tid = (ev->has & ND_HAS_TID) ? ev->tid : 0;
@@ -202,14 +201,14 @@ on_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 	build_key(t, ev, si);
 	id = nd_agg_id(t->agg, t->key.p, t->key.len);
 	nd_agg_add(t->agg, id, ev->dur_ns);
-	r = nd_agg_row_of(t->agg, id);
 	abs = (si != NULL ? si->origin_ns : 0) +
 	    ((ev->has & ND_HAS_TS) ? ev->ts_ns : 0);
-	if (nd_agg_ex_better(&r->ex, abs, ev->dur_ns, si ? si->path : "-",
-	    pid, tid)) {
+	if (nd_agg_example_maybe(t->agg, id, abs) &&
+	    nd_agg_ex_better(&nd_agg_row_of(t->agg, id)->ex, abs, ev->dur_ns,
+	    si ? si->path : "-", pid, tid)) {
 		example_json(t, ev, si);
-		nd_agg_ex_set(&r->ex, abs, ev->dur_ns, si ? si->path : "-",
-		    pid, tid, t->tmp.p, t->tmp.len);
+		nd_agg_example_set(t->agg, id, abs, ev->dur_ns,
+		    si ? si->path : "-", pid, tid, t->tmp.p, t->tmp.len);
 	}
 	if (t->wall)
 		wall_add(t, ev, si);

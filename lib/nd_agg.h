@@ -65,11 +65,12 @@ nd_agg *nd_agg_new(void);
 void nd_agg_free(nd_agg *a);
 /* Id of the group with this key, creating an empty row if new. */
 uint32_t nd_agg_id(nd_agg *a, const void *key, size_t n);
-/* One instance of duration dur in group id: count and total_ns at once,
- * the histogram a few adds later (see nd_agg_count). */
+/* One instance of duration dur in group id: count, total_ns and the
+ * histogram, applied a few adds later (see nd_agg_count). */
 void nd_agg_add(nd_agg *a, uint32_t id, int64_t dur);
-/* Number of groups.  It also applies the histogram adds still pending, so
- * call it before reading rows' histograms (every output path does). */
+/* Number of groups.  It also applies the adds still pending, so call it
+ * before reading rows' count, total_ns or histogram (every output path
+ * does). */
 uint32_t nd_agg_count(nd_agg *a);
 nd_agg_row *nd_agg_row_of(nd_agg *a, uint32_t id);
 const char *nd_agg_key(const nd_agg *a, uint32_t id, size_t *n);
@@ -83,6 +84,14 @@ void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);
  * (Cheap; call it before building the example text.) */
 int nd_agg_ex_better(const nd_agg_ex *cur, int64_t abs_ns, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid);
+/* 0 when an instance at abs_ns cannot replace the example of group id
+ * (a check that does not touch the row); 1: ask nd_agg_ex_better. */
+int nd_agg_example_maybe(const nd_agg *a, uint32_t id, int64_t abs_ns);
+/* Replace the example of group id (nd_agg_ex_set, and what
+ * nd_agg_example_maybe remembers). */
+void nd_agg_example_set(nd_agg *a, uint32_t id, int64_t abs_ns,
+    int64_t dur_ns, const char *src, int64_t pid, int64_t tid,
+    const char *json, size_t n);
 /* Replace the example (copies src and json). */
 void nd_agg_ex_set(nd_agg_ex *ex, int64_t abs_ns, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid, const char *json, size_t n);
