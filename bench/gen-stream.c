@@ -10,7 +10,8 @@
  * (name, scope) groups whose histograms span eight octaves.  -R writes what
  * an XLA program looks like instead: each of the 6,000 op names has one
  * scope and one base duration (log-uniform, 1 us to 500 us) with +-5 %
- * jitter, as the same HLO op does in every step.
+ * jitter, as the same HLO op does in every step, and steps have 5,000 ops
+ * a device (the default writes ten steps whatever the length).
  */
 #include "nd_buf.h"
 #include "nd_event.h"
@@ -133,7 +134,10 @@ main(int argc, char **argv)
 			nd_jw_kcstr(&w, "device", dn);
 		}
 		nd_jw_kint(&w, "rank", 0);
-		nd_jw_kint(&w, "step", 10 + i / (n / 10 + 1));
+		/* -R: steps of 5,000 ops a device, as a training step runs
+		 * the same program each time; else ten steps whatever n */
+		nd_jw_kint(&w, "step", real ? 10 + i / (devices * 5000) :
+		    10 + i / (n / 10 + 1));
 		nd_jw_kcstr(&w, "cat", "xla_op");
 		nd_jw_kcstr(&w, "class", k == 3 || k == 6 || k == 7 || k == 13 ?
 		    "communication" : k == 4 ? "memory" : "compute");

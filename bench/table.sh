@@ -25,7 +25,9 @@
 #   BENCH_RESULTS      1: also write bench/RESULTS.md (table, machine, notes)
 #
 # Inputs are generated with fixed seeds and cached in bench/out (BENCH_OUT):
-# stream-N.ndjson (gen-stream), kineto-N.json (gen-kineto), tpu-N.xplane.pb
+# stream-R-N.ndjson (gen-stream -R: an XLA program's 6,000 ops, each with
+# its scope and duration, steps of 5,000 ops a device), kineto-N.json
+# (gen-kineto), tpu-N.xplane.pb
 # (gen-xplane --seed 1), ranks[-R]-S/rank*.ndjson (gen-stream [-R] -s 1..8).
 set -u
 BIN=$1
@@ -51,6 +53,7 @@ set -f	# commands are kept in strings and split on blanks: no globbing
 rc=0
 T0=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+COMMIT="$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- lib cmd 2>/dev/null || echo ' + uncommitted changes in lib/ or cmd/')"
 note() { echo "$*" >> "$NOTES"; }
 say() { echo "bench: $*"; }
 
@@ -158,10 +161,10 @@ fail() { say "FAILED: $*"; note "FAILED: $*"; rc=1; }
 # --- inputs ---------------------------------------------------------------
 gen_inputs() { # N: sets S K X, their bytes SB KB XB and events SE KE XE
 	n=$1
-	S="$OUT/stream-$n.ndjson"
+	S="$OUT/stream-R-$n.ndjson"
 	K="$OUT/kineto-$n.json"
 	X="$OUT/tpu-$n.xplane.pb"
-	[ -s "$S" ] || { say "generating $S"; "$BIN/gen-stream" -n "$n" > "$S.tmp" && mv "$S.tmp" "$S"; } || exit 2
+	[ -s "$S" ] || { say "generating $S"; "$BIN/gen-stream" -R -n "$n" > "$S.tmp" && mv "$S.tmp" "$S"; } || exit 2
 	[ -s "$K" ] || { say "generating $K"; "$BIN/gen-kineto" -e "$n" -o "$K"; } || exit 2
 	if [ ! -s "$X" ] || [ ! -s "$X.events" ]; then
 		say "generating $X"
@@ -365,7 +368,7 @@ fi
 T1=$(date +%s)
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 if [ "$RENDER" != --render ]; then
-	printf 'T0=%s T1=%s LOAD0="%s" LOAD1="%s" DATE="%s"\n' "$T0" "$T1" "$LOAD0" "$LOAD1" "$(date -u '+%Y-%m-%d %H:%M UTC')" > "$OUT/table.env"
+	printf 'T0=%s T1=%s LOAD0="%s" LOAD1="%s" DATE="%s" COMMIT="%s"\n' "$T0" "$T1" "$LOAD0" "$LOAD1" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$COMMIT" > "$OUT/table.env"
 fi
 [ -s "$OUT/table.env" ] && . "$OUT/table.env"
 grep -q FAILED "$NOTES" || true
@@ -488,7 +491,7 @@ if [ "${BENCH_RESULTS:-0}" = 1 ]; then
 		echo "Written by \`make bench BENCH_RESULTS=1\` (bench/table.sh); rerun it to refresh this file."
 		echo
 		echo "- date: $DATE (end of the run)"
-		echo "- commit: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- lib cmd 2>/dev/null || echo ' + uncommitted changes in lib/ or cmd/')"
+		echo "- commit: $COMMIT (the tree the programs were built from when the run started)"
 		echo "- machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), Linux $(uname -r), $(uname -m)"
 		echo "- tools: $(jq --version), $("$PY" --version 2>&1), python3-protobuf $("$PY" -c 'import google.protobuf as p; print(p.__version__)' 2>/dev/null || echo '?'), $(cc --version | head -1)"
 		echo "- load average: $LOAD0 at the start, $LOAD1 at the end (the machine is shared with other jobs)"

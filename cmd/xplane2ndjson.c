@@ -394,7 +394,10 @@ put_stat_value(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st)
 	case ND_XP_REF: {
 		const struct smc *r = &pc->smc[st->v.ref];
 
-		/* The key "name": without its colon is the JSON string. */
+		/* The key "name": without its colon is the JSON string.
+		 * b may be the arena itself: make room before taking the
+		 * source pointer (found by fuzz_xplane2ndjson). */
+		nd_buf_reserve(b, r->key_len);
 		nd_buf_add(b, pc->arena.p + r->key_off, r->key_len - 1);
 		break;
 	}

@@ -106,3 +106,15 @@ expect_rows() {
 	assert_line --index 0 --partial '"origin_ns":0,'
 	assert_line --index 1 --partial '"skipped":{"bad_ts":2}'
 }
+
+@test "a fuzz finding: a ref_value stat copied within the growing buffer is read before it moves" {
+	# fuzz_xplane2ndjson found put_stat_value appending a stat metadata
+	# name from the arena into the arena itself: a use after free when
+	# the arena grew (the ASan run fails on it; here, the values).
+	run xplane2ndjson "$BAD/x-ref-arena.pb"
+	assert_success
+	want=$(printf 'R%.0s' $(seq 200))
+	n=$(printf '%s\n' "$output" | jq -r 'select(.type=="span") | .args.kind' |
+	    grep -c "^$want\$")
+	[ "$n" = 64 ] || fail "$n of 64 spans carry the 200-byte ref name"
+}

@@ -10,6 +10,7 @@ set -eu
 export LC_ALL=C
 BIN=$1
 D=$2
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$D"
 cd "$D"
 
@@ -53,6 +54,10 @@ printf '\012\013\010\377\377\377\377\377\377\377\377\377\177' > x-varint-overflo
 awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%c%c", 131, 1 }' > x-groups-deep.pb
 # 1000 empty planes: valid, nothing to convert
 awk 'BEGIN { for (i = 0; i < 1000; i++) printf "%c%c", 10, 0 }' > x-empty-planes.pb
+# ref_value stats copied within a growing buffer (a fuzz finding)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+"$PY" "$here/ref-arena.py" > x-ref-arena.pb
 gzip -9nc x-tiny.pb > x-tiny.pb.gz
 cut_every x-tiny.pb.gz 61 x-gzcut-
 
