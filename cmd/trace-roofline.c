@@ -15,7 +15,6 @@
 #include "nd_stream.h"
 #include "nd_util.h"
 
-#include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,17 +204,6 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 }
 
 static void
-csv_field(nd_buf *b, const char *s, size_t n)
-{
-	size_t need = csv_write(NULL, 0, s, n);
-
-	nd_buf_reserve(b, need + 1);
-	csv_write(b->p + b->len, need, s, n);
-	b->len += need;
-	b->p[b->len] = '\0';
-}
-
-static void
 csv_dbl(nd_buf *b, int has, double v)
 {
 	nd_buf_addc(b, ',');
@@ -232,7 +220,7 @@ write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
 	for (size_t k = 0; k < nk; k++) {
 		const char *name = nd_by_name(by, k, NULL);
 
-		csv_field(b, name, strlen(name));
+		nd_csv_field(b, name, strlen(name));
 		nd_buf_addc(b, ',');
 	}
 	nd_buf_adds(b, "count,total_ns,flops_count,flops_ns,flops,bytes,"
@@ -249,7 +237,7 @@ write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
 			size_t len;
 
 			if (nd_by_field(x->key, x->keylen, k, &tag, &s, &len))
-				csv_field(b, s, len);
+				nd_csv_field(b, s, len);
 			nd_buf_addc(b, ',');
 		}
 		nd_buf_addf(b, "%llu,%lld,%llu,%lld",
@@ -263,7 +251,7 @@ write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
 		csv_dbl(b, f.has_bytes, f.intensity);
 		nd_buf_addc(b, ',');
 		if (x->device_name != NULL)
-			csv_field(b, x->device_name, strlen(x->device_name));
+			nd_csv_field(b, x->device_name, strlen(x->device_name));
 		csv_dbl(b, x->peak == 1 && x->peak_tflops > 0, x->peak_tflops);
 		csv_dbl(b, x->peak == 1 && x->peak_gbps > 0, x->peak_gbps);
 		csv_dbl(b, f.has_tpeak, f.pct_of_peak);

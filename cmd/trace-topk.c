@@ -15,7 +15,6 @@
 #include "nd_stream.h"
 #include "nd_util.h"
 
-#include <csv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -796,17 +795,6 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 }
 
 static void
-csv_field(nd_buf *b, const char *s, size_t n)
-{
-	size_t need = csv_write(NULL, 0, s, n);
-
-	nd_buf_reserve(b, need + 1);
-	csv_write(b->p + b->len, need, s, n);
-	b->len += need;
-	b->p[b->len] = '\0';
-}
-
-static void
 write_csv(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
     const nd_agg_row *other, int64_t total_self, int64_t wall_ns)
 {
@@ -814,7 +802,7 @@ write_csv(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 	size_t nrows = nshow + (other != NULL);
 
 	for (size_t k = 0; k < t->nby; k++) {
-		csv_field(b, nd_by_name(t->by, k, NULL),
+		nd_csv_field(b, nd_by_name(t->by, k, NULL),
 		    strlen(nd_by_name(t->by, k, NULL)));
 		nd_buf_addc(b, ',');
 	}
@@ -837,7 +825,7 @@ write_csv(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 
 				key_field(key, kl, k, &tag, &s, &n);
 				if (tag != ND_AGGKEY_NONE)
-					csv_field(b, s, n);
+					nd_csv_field(b, s, n);
 			}
 			nd_buf_addc(b, ',');
 		}

@@ -2,6 +2,7 @@
 #include "nd_json.h"
 #include "nd_util.h"
 
+#include <csv.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -137,4 +138,15 @@ nd_text_width(const char *s, size_t n)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			w++;
 	return w;
+}
+
+void
+nd_csv_field(nd_buf *b, const char *s, size_t n)
+{
+	size_t need = csv_write(NULL, 0, s, n);
+
+	nd_buf_reserve(b, need + 1);
+	csv_write(b->p + b->len, need, s, n);
+	b->len += need;
+	b->p[b->len] = '\0';
 }

@@ -19,6 +19,8 @@
 #ifndef ND_CLI_H
 #define ND_CLI_H
 
+#include "nd_buf.h"
+
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,5 +46,7 @@ double nd_cli_double(const char *opt, const char *s, double min, double max);
 void nd_fmt_dur(char *s, size_t n, int64_t ns, int sign);
 /* Display width of UTF-8 text: its code points (tables align by it). */
 size_t nd_text_width(const char *s, size_t n);
+/* Append s[0..n) as one CSV field, quoted as RFC 4180 needs (libcsv). */
+void nd_csv_field(nd_buf *b, const char *s, size_t n);
 
 #endif
