@@ -185,6 +185,8 @@ scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
 		p++;
 	if (p >= end)
 		FAIL(p, "invalid number");
+	if (*p == 'I' && p > s)
+		FAIL(s, "NaN and Infinity are not JSON");
 	if (*p == '0')
 		p++;
 	else if (*p >= '1' && *p <= '9')

@@ -229,6 +229,8 @@ bad() {
 }
 @test "bad input: NaN, trailing garbage, invalid escape" {
 	bad '{"type":"x","v":NaN}\n' '1: invalid JSON: NaN and Infinity are not JSON (at byte 17 of the line)'
+	bad '{"type":"x","v":-Infinity}\n' '1: invalid JSON: NaN and Infinity are not JSON (at byte 17 of the line)'
+	bad '{"type":"x","v":-1x}\n' '1: invalid JSON: expected '"'"','"'"' or '"'"'}'"'"' in object (at byte 19 of the line)'
 	bad '{"type":"x"} x\n' '1: trailing characters after the JSON object (at byte 14 of the line)'
 	bad '{"type":"x\\q"}\n' '1: invalid JSON: invalid escape in string (at byte 11 of the line)'
 }
