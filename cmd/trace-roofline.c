@@ -138,26 +138,7 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 		    first->peak_tflops || rows[i].peak_gbps != first->peak_gbps)
 			uniform = 0;
 	}
-	for (size_t c = 0; c < NCOL; c++)
-		nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c], head[c]);
-	for (size_t k = 0; k < nk; k++)
-		nd_buf_addf(b, "  %-*s", k + 1 < nk ? (int)kw[k] : 0,
-		    nd_by_name(by, k, NULL));
-	while (b->len > 0 && b->p[b->len - 1] == ' ')
-		b->len--;
-	nd_buf_addc(b, '\n');
-	for (size_t c = 0; c < NCOL; c++) {
-		if (c)
-			nd_buf_adds(b, "  ");
-		for (size_t j = 0; j < wd[c]; j++)
-			nd_buf_addc(b, '-');
-	}
-	for (size_t k = 0; k < nk; k++) {
-		nd_buf_adds(b, "  ");
-		for (size_t j = 0; j < kw[k]; j++)
-			nd_buf_addc(b, '-');
-	}
-	nd_buf_addc(b, '\n');
+	nd_by_table_head(by, b, head, wd, NCOL, kw);
 	for (size_t i = 0; i < n; i++) {
 		cells_of(&rows[i], cell);
 		for (size_t c = 0; c < NCOL; c++)

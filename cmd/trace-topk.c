@@ -720,24 +720,7 @@ write_table(struct topk *t, nd_out *o, uint32_t *ids, size_t nshow,
 	if (other != NULL && kw[0] < 7)
 		kw[0] = 7;
 	/* header */
-	for (size_t c = 0; c < ncol; c++)
-		nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c], head[c]);
-	for (size_t k = 0; k < nk; k++)
-		nd_buf_addf(b, "  %-*s", k + 1 < nk ? (int)kw[k] : 0,
-		    nd_by_name(t->by, k, NULL));
-	nd_buf_addc(b, '\n');
-	for (size_t c = 0; c < ncol; c++) {
-		if (c)
-			nd_buf_adds(b, "  ");
-		for (size_t j = 0; j < wd[c]; j++)
-			nd_buf_addc(b, '-');
-	}
-	for (size_t k = 0; k < nk; k++) {
-		nd_buf_adds(b, "  ");
-		for (size_t j = 0; j < kw[k]; j++)
-			nd_buf_addc(b, '-');
-	}
-	nd_buf_addc(b, '\n');
+	nd_by_table_head(t->by, b, head, wd, ncol, kw);
 	for (size_t i = 0; i < nrows; i++) {
 		const nd_agg_row *r = i < nshow ?
 		    nd_agg_row_of(t->agg, ids[i]) : other;

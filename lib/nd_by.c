@@ -258,3 +258,27 @@ nd_by_text(const char *k, size_t n, size_t i, nd_buf *out)
 		nd_buf_addc(out, s[j] == '\n' || s[j] == '\t' ||
 		    s[j] == '\r' ? ' ' : s[j]);
 }
+
+void
+nd_by_table_head(const nd_by *b, nd_buf *out, const char *const *head,
+    const size_t *wd, size_t ncol, const size_t *kw)
+{
+	for (size_t c = 0; c < ncol; c++)
+		nd_buf_addf(out, "%s%*s", c ? "  " : "", (int)wd[c], head[c]);
+	for (size_t k = 0; k < b->n; k++)
+		nd_buf_addf(out, "  %-*s", k + 1 < b->n ? (int)kw[k] : 0,
+		    b->k[k].key);
+	nd_buf_addc(out, '\n');
+	for (size_t c = 0; c < ncol; c++) {
+		if (c)
+			nd_buf_adds(out, "  ");
+		for (size_t j = 0; j < wd[c]; j++)
+			nd_buf_addc(out, '-');
+	}
+	for (size_t k = 0; k < b->n; k++) {
+		nd_buf_adds(out, "  ");
+		for (size_t j = 0; j < kw[k]; j++)
+			nd_buf_addc(out, '-');
+	}
+	nd_buf_addc(out, '\n');
+}

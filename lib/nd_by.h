@@ -50,6 +50,12 @@ int nd_by_field(const char *k, size_t n, size_t i, int *tag, const char **s,
  * keys as "key":value, args.X ones in an "args" object; absent fields are
  * left out. */
 void nd_by_json(const nd_by *b, nd_jw *w, const char *k, size_t n);
+/* The two head lines of an aligned table (the --table of trace-topk and
+ * trace-roofline): ncol right-aligned figure columns of widths wd, then the
+ * keys left-aligned in widths kw (the last one unpadded), each column
+ * separated by two blanks; then a rule of dashes under each. */
+void nd_by_table_head(const nd_by *b, nd_buf *out, const char *const *head,
+    const size_t *wd, size_t ncol, const size_t *kw);
 /* Field i as one line of text: "(none)" when absent, control characters
  * as blanks. */
 void nd_by_text(const char *k, size_t n, size_t i, nd_buf *out);
