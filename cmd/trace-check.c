@@ -194,6 +194,9 @@ check_record(struct checker *c, nd_event *ev)
 		problem(c, "%.*s record before any meta record of its source",
 		    (int)ev->type_name.n, ev->type_name.p);
 	c->fresh = 0;
+	if (ev->dup_key != NULL)
+		problem(c, "%.*s record has \"%s\" twice",
+		    (int)ev->type_name.n, ev->type_name.p, ev->dup_key);
 	if (c->ended && ev->type != ND_EV_META && ev->type != ND_EV_OTHER)
 		problem(c, "%.*s record after the end record of its source",
 		    (int)ev->type_name.n, ev->type_name.p);

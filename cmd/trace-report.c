@@ -125,10 +125,9 @@ main(int argc, char **argv)
 			list = 1;
 			break;
 		case OPT_DEVICE:
-			if (nd_peak_find(optarg, strlen(optarg)) == NULL)
-				nd_die(ND_EXIT_ERROR, "--device: '%s' is not "
-				    "in the peak table (see trace-roofline "
-				    "--print-peaks)", optarg);
+			if (optarg[0] == '\0')
+				nd_die(ND_EXIT_ERROR, "invalid value for "
+				    "--device: ''");
 			ro.device = optarg;
 			break;
 		case OPT_PEAK_TFLOPS:
@@ -152,6 +151,14 @@ main(int argc, char **argv)
 		free(thr);
 		return fflush(stdout) == 0 ? 0 : 2;
 	}
+	/* the same rule as trace-roofline: a name the table does not know
+	 * needs both peaks */
+	if (ro.device != NULL && nd_peak_find(ro.device,
+	    strlen(ro.device)) == NULL && (ro.peak_tflops <= 0 ||
+	    ro.peak_gbps <= 0))
+		nd_die(ND_EXIT_ERROR, "--device: '%s' is not in the peak "
+		    "table (see trace-roofline --print-peaks); give "
+		    "--peak-tflops and --peak-gbps", ro.device);
 	ro.re = has_re ? &re : NULL;
 	if (stamp) {
 		time_t now = time(NULL);

@@ -154,6 +154,7 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 	nd_jval obj, key, val;
 	nd_jerr je;
 	nd_jiter it;
+	uint32_t seen = 0;	/* reserved keys met, by field */
 	int r;
 
 	clear_fields(ev);
@@ -196,7 +197,12 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 		m->key = key;
 		m->val = val;
 		m->known = 0;
-		if (rk == NULL || val.type == ND_JNULL)
+		if (rk == NULL)
+			continue;
+		if (ND_UNLIKELY(seen & 1u << rk->f))
+			ev->dup_key = rk->key;
+		seen |= 1u << rk->f;
+		if (val.type == ND_JNULL)
 			continue;
 		switch (rk->k) {
 		case K_STR: {

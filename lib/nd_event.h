@@ -77,6 +77,8 @@ typedef struct nd_event {
 	nd_str host, source_path;	/* meta: host, source */
 	nd_jval args;		/* raw object, type ND_JNONE when absent */
 	nd_jval values;		/* counter values: raw object */
+	const char *dup_key;	/* a reserved key written twice (the last
+				 * one counts), or NULL */
 
 	/* Reading only. */
 	const char *line;

@@ -4,6 +4,7 @@
 #include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_sort.h"
+#include "nd_spool.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
@@ -21,11 +22,23 @@ struct op {
 	uint8_t has_step, has_corr, light, comm;
 };
 
+/* A gap of a timeline (72 bytes, no padding: it is also the header of a
+ * spooled gap, followed by its nla look-ahead ops). */
 struct tgap {
 	int64_t lo, hi;
 	struct op before;
 	uint32_t la, nla;	/* look-ahead: pool[la .. la + nla) */
 };
+
+/* Gaps of a timeline moved to the spool, in order. */
+struct chunk {
+	uint64_t off;
+	size_t n;
+};
+
+/* Closed gaps stay in memory until there are this many, then go to the
+ * spool: memory per timeline stays bounded whatever the number of gaps. */
+#define SPILL_AT 256
 
 struct tl {
 	int64_t pid, tid;
@@ -40,7 +53,10 @@ struct tl {
 	size_t ngaps, capgaps;
 	struct op *pool;
 	size_t npool, cappool;
-	uint32_t head_la, head_nla;
+	struct chunk *chunks;	/* earlier gaps, on the spool */
+	size_t nchunks, capchunks;
+	struct op head[ND_GAP_LOOKAHEAD];	/* the ops from the first */
+	uint32_t nhead;
 	int32_t open[ND_GAP_LOOKAHEAD + 1];	/* -1: the head */
 	int nopen;
 	struct op *buf;		/* unordered mode */
@@ -84,6 +100,11 @@ struct nd_gaps {
 	size_t nout, capout;
 	struct op *tmp;
 	size_t ntmp, captmp;
+	nd_spool *spool;	/* closed gaps of every timeline */
+	nd_buf ser;
+	nd_gap_fn fn;		/* while finishing */
+	void *fnctx;
+	size_t delivered;
 };
 
 nd_gaps *
@@ -115,6 +136,7 @@ free_tl(struct tl *t)
 	nd_buf_free(&t->bscope);
 	free(t->gaps);
 	free(t->pool);
+	free(t->chunks);
 	free(t->buf);
 	memset(t, 0, sizeof *t);
 }
@@ -137,6 +159,8 @@ nd_gaps_reset(nd_gaps *g)
 	nd_ivset_free(&g->hostcomm);
 	g->nhs = 0;
 	g->nout = 0;
+	nd_spool_free(g->spool);
+	g->spool = NULL;
 	if (g->steps != NULL)
 		nd_steps_reset(g->steps);
 }
@@ -159,6 +183,7 @@ nd_gaps_free(nd_gaps *g)
 	free(g->dw);
 	nd_steps_free(g->steps);
 	nd_buf_free(&g->kb);
+	nd_buf_free(&g->ser);
 	free(g);
 }
 
@@ -234,10 +259,9 @@ arg_corr(const nd_event *ev, int64_t *out)
 static void
 open_window(struct tl *t, int32_t w)
 {
-	if (w < 0) {
-		t->head_la = (uint32_t)t->npool;
-		t->head_nla = 0;
-	} else {
+	if (w < 0)
+		t->nhead = 0;
+	else {
 		t->gaps[w].la = (uint32_t)t->npool;
 		t->gaps[w].nla = 0;
 	}
@@ -254,13 +278,60 @@ append(struct tl *t, const struct op *op)
 	t->pool[t->npool++] = *op;
 	for (int i = 0; i < t->nopen; i++) {
 		int32_t w = t->open[i];
-		uint32_t *nla = w < 0 ? &t->head_nla : &t->gaps[w].nla;
+		uint32_t *nla;
 
+		if (w < 0) {
+			t->head[t->nhead] = *op;
+			nla = &t->nhead;
+		} else
+			nla = &t->gaps[w].nla;
 		(*nla)++;
 		if (op->light && *nla < ND_GAP_LOOKAHEAD)
 			t->open[k++] = w;
 	}
 	t->nopen = k;
+}
+
+/* Move the gaps of t whose look-ahead is closed (all but the last few) to
+ * the spool, with their look-ahead ops, and drop what only they used. */
+static void
+spill(nd_gaps *g, struct tl *t)
+{
+	size_t m = t->ngaps, base;
+
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open[i] >= 0 && (size_t)t->open[i] < m)
+			m = (size_t)t->open[i];
+	if (m < SPILL_AT / 2)
+		return;
+	nd_buf_reset(&g->ser);
+	for (size_t i = 0; i < m; i++) {
+		const struct tgap *gp = &t->gaps[i];
+
+		nd_buf_add(&g->ser, gp, sizeof *gp);
+		if (gp->nla > 0)
+			nd_buf_add(&g->ser, t->pool + gp->la,
+			    gp->nla * sizeof *t->pool);
+	}
+	if (g->spool == NULL)
+		g->spool = nd_spool_new();
+	if (t->nchunks == t->capchunks)
+		nd_grow(&t->chunks, &t->capchunks, t->nchunks + 1,
+		    sizeof *t->chunks);
+	t->chunks[t->nchunks].off = nd_spool_add(g->spool, g->ser.p,
+	    g->ser.len);
+	t->chunks[t->nchunks++].n = m;
+	/* the open windows' ops start at the first kept gap's look-ahead */
+	base = m < t->ngaps ? t->gaps[m].la : t->npool;
+	memmove(t->pool, t->pool + base, (t->npool - base) * sizeof *t->pool);
+	t->npool -= base;
+	memmove(t->gaps, t->gaps + m, (t->ngaps - m) * sizeof *t->gaps);
+	t->ngaps -= m;
+	for (size_t i = 0; i < t->ngaps; i++)
+		t->gaps[i].la -= (uint32_t)base;
+	for (int i = 0; i < t->nopen; i++)
+		if (t->open[i] >= 0)
+			t->open[i] -= (int32_t)m;
 }
 
 /* Intern the strings of an op that has them lazily (name.p != NULL). */
@@ -292,9 +363,12 @@ set_bop(struct tl *t, const struct op *op, nd_str name, nd_str scope)
 }
 
 /* One op of a timeline, in start order.  When op->name is LAZY, name and
- * scope are its strings (interned only when needed). */
+ * scope are its strings (interned only when needed); when ev is not NULL,
+ * the op's correlation id is still to be read from it (only ops kept for a
+ * look-ahead need it). */
 static void
-tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope)
+tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
+    const nd_event *ev)
 {
 	if (!t->started) {
 		t->started = 1;
@@ -333,8 +407,12 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope)
 	}
 	if (t->nopen > 0) {
 		op_intern(g, op, name, scope);
+		if (ev != NULL && arg_corr(ev, &op->corr))
+			op->has_corr = 1;
 		append(t, op);
 	}
+	if (t->ngaps >= SPILL_AT)
+		spill(g, t);
 	t->last_ts = op->ts;
 }
 
@@ -344,12 +422,15 @@ tl_forget(struct tl *t)
 {
 	free(t->gaps);
 	free(t->pool);
+	free(t->chunks);
 	free(t->buf);
 	t->gaps = NULL;
 	t->pool = t->buf = NULL;
+	t->chunks = NULL;
 	t->ngaps = t->capgaps = t->npool = t->cappool = 0;
+	t->nchunks = t->capchunks = 0;
 	t->nbuf = t->capbuf = 0;
-	t->nopen = 0;
+	t->nopen = t->nhead = 0;
 }
 
 static void
@@ -417,15 +498,16 @@ nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
 	op.end = ev->ts_ns + ev->dur_ns;
 	op.has_step = (ev->has & ND_HAS_STEP) != 0;
 	op.step = op.has_step ? ev->step : 0;
-	op.has_corr = (uint8_t)arg_corr(ev, &op.corr);
-	if (!op.has_corr)
-		op.corr = 0;
+	op.has_corr = 0;
+	op.corr = 0;
 	op.name = LAZY;
 	op.scope = LAZY;
 	op.tl = (uint32_t)(t - g->tls);
 	op.light = ev->name.p != NULL && nd_op_is_light(ev->name.p, ev->name.n);
 	op.comm = r->role == ND_ROLE_DEVICE && r->cat == ND_CAT_COMM;
 	if (g->o.unordered) {
+		if (arg_corr(ev, &op.corr))
+			op.has_corr = 1;
 		op_intern(g, &op, ev->name.p != NULL ? ev->name : ND_STR(""),
 		    ev->scope);
 		if (t->nbuf == t->capbuf)
@@ -436,7 +518,7 @@ nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
 	if (t->started && op.ts < t->last_ts)
 		return -1;
 	tl_add(g, t, &op, ev->name.p != NULL ? ev->name : ND_STR(""),
-	    ev->scope);
+	    ev->scope, ev);
 	return 0;
 }
 
@@ -593,91 +675,198 @@ tmp_add(nd_gaps *g, const struct op *pool, size_t at, size_t n)
 	g->ntmp += n;
 }
 
+/* Reads the gaps of one timeline in order: the spooled chunks, then the
+ * ones still in memory.  Each gap is copied out, so that several cursors
+ * can read the spool at once. */
+struct gcur {
+	const struct tl *t;
+	size_t chunk, left, mem;
+	uint64_t pos;
+	struct tgap gap;
+	struct op la[ND_GAP_LOOKAHEAD];
+};
+
+static void
+gcur_init(struct gcur *c, const struct tl *t)
+{
+	memset(c, 0, sizeof *c);
+	c->t = t;
+}
+
+static int
+gcur_next(nd_gaps *g, struct gcur *c)
+{
+	const struct tl *t = c->t;
+	size_t n;
+
+	while (c->left == 0 && c->chunk < t->nchunks) {
+		c->pos = t->chunks[c->chunk].off;
+		c->left = t->chunks[c->chunk++].n;
+	}
+	if (c->left > 0) {
+		memcpy(&c->gap, nd_spool_get(g->spool, c->pos, sizeof c->gap),
+		    sizeof c->gap);
+		c->pos += sizeof c->gap;
+		n = c->gap.nla * sizeof *c->la;
+		if (n > 0)
+			memcpy(c->la, nd_spool_get(g->spool, c->pos, n), n);
+		c->pos += n;
+		c->left--;
+		return 1;
+	}
+	if (c->mem < t->ngaps) {
+		c->gap = t->gaps[c->mem++];
+		if (c->gap.nla > 0)
+			memcpy(c->la, t->pool + c->gap.la,
+			    c->gap.nla * sizeof *c->la);
+		return 1;
+	}
+	return 0;
+}
+
+/* Hand the gaps found so far to the caller once there are enough of them
+ * (unless host context needs all of them first). */
+static void
+deliver(nd_gaps *g, int all)
+{
+	if (g->o.host_context > 0 && !all)
+		return;
+	for (size_t i = 0; i < g->nout; i++)
+		g->fn(g->fnctx, &g->out[i]);
+	g->delivered += g->nout;
+	g->nout = 0;
+}
+
+#define DELIVER_AT 1024
+
 static void
 finish_timeline(nd_gaps *g, struct tl *t, int tl)
 {
-	for (size_t i = 0; i < t->ngaps; i++) {
-		struct tgap *gp = &t->gaps[i];
+	struct gcur c;
 
-		if (gp->nla > 0)
-			emit(g, gp->lo, gp->hi, tl, t->dev, &gp->before,
-			    t->pool + gp->la, gp->nla);
+	gcur_init(&c, t);
+	while (gcur_next(g, &c)) {
+		if (c.gap.nla > 0)
+			emit(g, c.gap.lo, c.gap.hi, tl, t->dev, &c.gap.before,
+			    c.la, c.gap.nla);
+		if (g->nout >= DELIVER_AT)
+			deliver(g, 0);
 	}
 }
 
-/* The last gap of t with lo <= a, or -1. */
-static long
-find_gap(const struct tl *t, int64_t a)
+/*
+ * A timeline in the sweep over a device: its busy stretches are the
+ * complement of its gaps within [first, hi).  `next` is the gap after the
+ * next busy stretch [ns, ne); `pend` the gap after the stretch consumed
+ * last, which holds the device's current idle time.
+ */
+enum { DC_HEAD, DC_GAP, DC_DONE };
+
+struct dcur {
+	const struct tl *t;
+	int state, has_next;
+	int64_t ns, ne;
+	struct gcur next;
+	struct tgap pend;
+	struct op pla[ND_GAP_LOOKAHEAD];
+};
+
+static void
+dcur_init(nd_gaps *g, struct dcur *d, const struct tl *t)
 {
-	size_t lo = 0, hi = t->ngaps;
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (t->gaps[m].lo <= a)
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return (long)lo - 1;
+	d->t = t;
+	d->state = DC_HEAD;
+	gcur_init(&d->next, t);
+	d->has_next = gcur_next(g, &d->next);
+	d->ns = t->first;
+	d->ne = d->has_next ? d->next.gap.lo : t->hi;
 }
 
 static void
+dcur_consume(nd_gaps *g, struct dcur *d)
+{
+	if (!d->has_next) {
+		d->state = DC_DONE;
+		return;
+	}
+	d->state = DC_GAP;
+	d->pend = d->next.gap;
+	memcpy(d->pla, d->next.la, d->pend.nla * sizeof *d->pla);
+	d->has_next = gcur_next(g, &d->next);
+	d->ns = d->pend.hi;
+	d->ne = d->has_next ? d->next.gap.lo : d->t->hi;
+}
+
+/* The device is idle in [a, b): its before, marker and payload. */
+static void
+device_gap(nd_gaps *g, uint32_t dev, struct dcur *dc, size_t n, int64_t a,
+    int64_t b)
+{
+	const struct op *before = NULL;
+
+	tmp_reset(g);
+	for (size_t i = 0; i < n; i++) {
+		const struct dcur *d = &dc[i];
+
+		if (d->state == DC_HEAD)
+			tmp_add(g, d->t->head, 0, d->t->nhead);
+		else if (d->state == DC_DONE) {
+			if (a == d->t->hi && (before == NULL ||
+			    d->t->bop.ts >= before->ts))
+				before = &d->t->bop;
+		} else {
+			if (d->pend.lo == a && (before == NULL ||
+			    d->pend.before.ts >= before->ts))
+				before = &d->pend.before;
+			tmp_add(g, d->pla, 0, d->pend.nla);
+		}
+	}
+	if (before == NULL || g->ntmp == 0)
+		return;
+	nd_sort(g->tmp, g->ntmp, sizeof *g->tmp, op_cmp, NULL);
+	emit(g, a, b, -1, dev, before, g->tmp, g->ntmp);
+}
+
+/* Device level: a sweep over the busy stretches of the device's timelines
+ * by start; where the next one starts after every earlier one ended, the
+ * device is idle. */
+static void
 finish_device(nd_gaps *g, uint32_t dev, int host)
 {
-	nd_ivset u = ND_IVSET_INIT;
+	struct dcur *dc = NULL;
+	size_t n = 0, cap = 0;
+	int started = 0;
+	int64_t hi = 0;
 
 	for (size_t i = 0; i < g->ntls; i++) {
 		struct tl *t = &g->tls[i];
-		int64_t lo;
 
 		if (t->dev != dev || t->host != host || !t->started)
 			continue;
-		lo = t->first;
-		for (size_t j = 0; j < t->ngaps; j++) {
-			nd_ivset_add(&u, lo, t->gaps[j].lo);
-			lo = t->gaps[j].hi;
-		}
-		nd_ivset_add(&u, lo, t->hi);
+		if (n == cap)
+			nd_grow(&dc, &cap, n + 1, sizeof *dc);
+		dcur_init(g, &dc[n++], t);
 	}
-	nd_ivset_norm(&u);
-	for (size_t k = 1; k < u.n; k++) {
-		int64_t a = u.iv[k - 1].hi, b = u.iv[k].lo;
-		const struct op *before = NULL;
+	for (;;) {
+		struct dcur *m = NULL;
 
-		if (b - a < g->thr)
-			continue;
-		tmp_reset(g);
-		for (size_t i = 0; i < g->ntls; i++) {
-			struct tl *t = &g->tls[i];
-			long j;
-
-			if (t->dev != dev || t->host != host || !t->started)
-				continue;
-			if (b <= t->first) {
-				tmp_add(g, t->pool, t->head_la, t->head_nla);
-				continue;
-			}
-			if (a >= t->hi) {
-				if (a == t->hi && (before == NULL ||
-				    t->bop.ts >= before->ts))
-					before = &t->bop;
-				continue;
-			}
-			j = find_gap(t, a);
-			if (j < 0 || t->gaps[j].hi < b)
-				continue;	/* cannot happen: t is idle */
-			if (t->gaps[j].lo == a && (before == NULL ||
-			    t->gaps[j].before.ts >= before->ts))
-				before = &t->gaps[j].before;
-			tmp_add(g, t->pool, t->gaps[j].la, t->gaps[j].nla);
+		for (size_t i = 0; i < n; i++)
+			if (dc[i].state != DC_DONE &&
+			    (m == NULL || dc[i].ns < m->ns))
+				m = &dc[i];
+		if (m == NULL)
+			break;
+		if (started && m->ns > hi && m->ns - hi >= g->thr) {
+			device_gap(g, dev, dc, n, hi, m->ns);
+			if (g->nout >= DELIVER_AT)
+				deliver(g, 0);
 		}
-		if (before == NULL || g->ntmp == 0)
-			continue;
-		nd_sort(g->tmp, g->ntmp, sizeof *g->tmp, op_cmp, NULL);
-		emit(g, a, b, -1, dev, before, g->tmp, g->ntmp);
+		if (!started || m->ne > hi)
+			hi = m->ne;
+		started = 1;
+		dcur_consume(g, m);
 	}
-	nd_ivset_free(&u);
+	free(dc);
 }
 
 static int
@@ -809,25 +998,14 @@ device_where(nd_gaps *g, int host)
 	free(seen);
 }
 
-/* Hand the gaps held to the caller and forget them (unless host context
- * needs all of them first). */
-static void
-deliver(nd_gaps *g, nd_gap_fn fn, void *ctx, int all)
-{
-	if (g->o.host_context > 0 && !all)
-		return;
-	for (size_t i = 0; i < g->nout; i++)
-		fn(ctx, &g->out[i]);
-	g->nout = 0;
-}
-
 size_t
 nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 {
-	size_t total = 0;
-
 	int host = !g->seen_device;
 
+	g->fn = fn;
+	g->fnctx = ctx;
+	g->delivered = 0;
 	g->fallback = host && g->ntls > 0;
 	if (g->steps != NULL) {
 		g->nwin = nd_steps_windows(g->steps, &g->win);
@@ -853,7 +1031,7 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 			nd_sort(t->buf, t->nbuf, sizeof *t->buf, op_cmp, NULL);
 			for (size_t j = 0; j < t->nbuf; j++)
 				tl_add(g, t, &t->buf[j], ND_STR_NONE,
-				    ND_STR_NONE);
+				    ND_STR_NONE, NULL);
 		}
 	for (size_t i = 0; i < g->ntls; i++) {
 		struct tl *t = &g->tls[i];
@@ -870,25 +1048,18 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 		device_where(g, host);
 	if (g->o.level == ND_GAP_TIMELINE) {
 		for (size_t i = 0; i < g->ntls; i++)
-			if (g->tls[i].host == host) {
+			if (g->tls[i].host == host)
 				finish_timeline(g, &g->tls[i], (int)i);
-				total += g->nout;
-				deliver(g, fn, ctx, 0);
-			}
 	} else {
 		uint32_t ndev = nd_intern_count(g->devkeys);
 
-		for (uint32_t d = 0; d < ndev; d++) {
+		for (uint32_t d = 0; d < ndev; d++)
 			finish_device(g, d, host);
-			total += g->nout;
-			deliver(g, fn, ctx, 0);
-		}
 	}
-	if (g->o.host_context > 0) {
+	if (g->o.host_context > 0)
 		host_context(g);
-		deliver(g, fn, ctx, 1);
-	}
-	return total;
+	deliver(g, 1);
+	return g->delivered;
 }
 
 void

@@ -27,15 +27,19 @@
  *
  * Memory and order.  Each timeline is processed as it streams, in the
  * order ndtrace(7) guarantees (start ascending per timeline); it keeps its
- * current op, the gaps of at least thr found so far, and for each gap at
- * most ND_GAP_LOOKAHEAD ops after it.  So memory grows with the number of
- * gaps (of at least thr: --min bounds it), not with the ops.  Evidence for
- * the causes is kept per source (launch start per correlation id, sync and
- * host communication stretches, host spans when host context is asked).
- * Gaps are final when their source ends (a later timeline of the device
- * may still fill them).  A timeline out of order makes nd_gaps_add fail
- * unless the unordered option is set, which buffers every op of every
- * timeline until its source ends (exact on any order, memory per op).
+ * current op, its head (the first ops), and for each gap of at least thr
+ * at most ND_GAP_LOOKAHEAD ops after it.  Gaps whose look-ahead is closed
+ * go to an nd_spool (memory up to ND_SPOOL_MEM, then an unlinked temporary
+ * file) in chunks, so resident memory stays bounded whatever the number of
+ * ops or gaps.  Evidence for the causes is kept per source (launch start
+ * per correlation id, sync and host communication stretches, host spans
+ * when host context is asked).  Gaps are final when their source ends (a
+ * later timeline of the device may still fill them): then each timeline's
+ * gaps are read back in order (device level: a sweep over the device's
+ * timelines) and handed out in batches.  A timeline out of order makes
+ * nd_gaps_add fail unless the unordered option is set, which buffers every
+ * op of every timeline until its source ends (exact on any order, memory
+ * per op).
  */
 #ifndef ND_GAPS_H
 #define ND_GAPS_H

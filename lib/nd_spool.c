@@ -29,6 +29,7 @@ struct nd_spool {
 	int nofile;		/* creating the file failed: stay in memory */
 	char *mem;		/* in memory: all; on disk: the write buffer */
 	size_t memcap, memlen;
+	size_t memmax;		/* in memory up to this */
 	uint64_t memoff;	/* spool offset of mem[0] (= bytes in the file) */
 	uint64_t size;
 	struct nd_spool_rd rd;	/* the cursor of nd_spool_get */
@@ -38,9 +39,19 @@ nd_spool *
 nd_spool_new(void)
 {
 	nd_spool *s = nd_xcalloc(1, sizeof *s);
+	const char *e = getenv("ND_SPOOL_MEM");
+	char *end;
+	unsigned long long v;
 
 	s->fd = -1;
 	s->rd.s = s;
+	s->memmax = ND_SPOOL_MEM;
+	/* tests set a small figure to reach the file with small inputs */
+	if (e != NULL && *e != '\0') {
+		v = strtoull(e, &end, 10);
+		if (*end == '\0' && v < ND_SPOOL_MEM)
+			s->memmax = (size_t)v;
+	}
 	return s;
 }
 
@@ -115,7 +126,7 @@ grow_mem(nd_spool *s, size_t need)
 char *
 nd_spool_reserve(nd_spool *s, size_t n)
 {
-	if (s->fd < 0 && !s->nofile && s->memlen + n > ND_SPOOL_MEM) {
+	if (s->fd < 0 && !s->nofile && s->memlen + n > s->memmax) {
 		if ((s->fd = open_file()) < 0)
 			s->nofile = 1;
 		else

@@ -3,7 +3,9 @@
  * between its passes (chrome2ndjson keeps the `args` text of every event
  * until the events are written in timeline order).
  *
- * The first ND_SPOOL_MEM bytes stay in memory.  Past that, everything goes
+ * The first ND_SPOOL_MEM bytes stay in memory (fewer when the environment
+ * variable ND_SPOOL_MEM gives a smaller figure in bytes: tests use it to
+ * reach the file with small inputs).  Past that, everything goes
  * to a temporary file in $TMPDIR (default /tmp) that is unlinked as soon as
  * it is created, so nothing is left behind whatever happens; resident
  * memory stays bounded by the in-memory part plus a small read cache of

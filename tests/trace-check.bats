@@ -57,6 +57,16 @@ trace-check: $T/m.ndjson:6: span record after the end record of its source
 E
 }
 
+@test "a reserved key written twice is reported; filters take the last, as jq does" {
+	{ echo "$META"; echo '{"type":"span","ts_ns":5,"dur_ns":3,"name":"a","name":"b","pid":1,"tid":1}'; } > "$T/d.ndjson"
+	run trace-check "$T/d.ndjson"
+	assert_failure 1
+	assert_output "trace-check: $T/d.ndjson:2: span record has \"name\" twice"
+	run bash -c "trace-topk '$T/d.ndjson' | jq -r 'select(.type==\"top\") | .name'"
+	assert_output "$(jq -r 'select(.type=="span") | .name' "$T/d.ndjson")"
+	assert_output b
+}
+
 @test "a bad meta is reported key by key" {
 	echo '{"type":"meta","schema":"ndtrace/0","origin_ns":"0"}' > "$T/b.ndjson"
 	run trace-check "$T/b.ndjson"

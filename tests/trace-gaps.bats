@@ -267,6 +267,33 @@ E
 	done
 }
 
+@test "many gaps: spooled to a file and read back, on any timeline interleaving" {
+	# 30,000 random ops on 4 devices: about 3,000 gaps, so each timeline
+	# moves gaps to its spool many times; ND_SPOOL_MEM=1 puts the spool in
+	# its temporary file at once.
+	gen-stream -n 30000 -s 7 > "$T/r.ndjson"
+	n=$(trace-gaps "$T/r.ndjson" | jq -s 'map(select(.type=="gap")) | length')
+	[ "$n" -gt 2000 ]
+	export ND_SPOOL_MEM=1
+	cross_check "$T/r.ndjson" device 0 30000
+	cross_check "$T/r.ndjson" timeline 0 30000
+	cross_check "$T/r.ndjson" device 2000 30000
+	# one timeline after another (as xplane2ndjson writes them): same gaps
+	{ head -1 "$T/r.ndjson"
+	  jq -c 'select(.type=="span")' "$T/r.ndjson" |
+	      awk '{ match($0, /"pid":[0-9]+/); p = substr($0, RSTART + 6, RLENGTH - 6)
+	             printf "%s\t%09d\t%s\n", p, NR, $0 }' |
+	      sort -t "$(printf '\t')" -k1,1n -k2,2n | cut -f3-
+	  tail -1 "$T/r.ndjson"; } > "$T/seq.ndjson"
+	run bash -c "jq -c 'select(.type==\"span\") | .pid' '$T/seq.ndjson' | uniq | wc -l"
+	assert_output 4
+	for l in device timeline; do
+		diff <(trace-gaps -l $l "$T/r.ndjson") <(trace-gaps -l $l "$T/seq.ndjson")
+		diff <(unset ND_SPOOL_MEM; trace-gaps -l $l "$T/r.ndjson") \
+		    <(trace-gaps -l $l "$T/r.ndjson")
+	done
+}
+
 @test "several sources: each its own, meta passed through, end consumed" {
 	gpu_stream > "$T/a.ndjson"
 	{ meta rank1.json 1; gs 0 10 A 7 kernel compute 9; gs 30 10 B 7 kernel compute 10; echo '{"type":"note","x":1}'; echo '{"type":"end","spans":2}'; } > "$T/b.ndjson"

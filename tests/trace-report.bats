@@ -493,7 +493,12 @@ rf_rows() {
 	assert_output false
 	run trace-report --device 'Acme X1' "$T/r.ndjson"
 	assert_failure 2
-	assert_output "trace-report: --device: 'Acme X1' is not in the peak table (see trace-roofline --print-peaks)"
+	assert_output "trace-report: --device: 'Acme X1' is not in the peak table (see trace-roofline --print-peaks); give --peak-tflops and --peak-gbps"
+	# with both peaks, an unknown name only names the device (as in trace-roofline)
+	run bash -c "trace-report --json --device 'Acme X1' --peak-tflops 100 --peak-gbps 1000 '$T/r.ndjson' | jq -r '.ops.roofline.top[0] | [.peak_tflops, .peak_gbps] | @tsv'"
+	assert_output "$(printf '100\t1000')"
+	run bash -c "trace-roofline --device 'Acme X1' --peak-tflops 100 --peak-gbps 1000 '$T/r.ndjson' | jq -r 'select(.row==1) | [.peak_tflops, .peak_gbps] | @tsv'"
+	assert_output "$(printf '100\t1000')"
 	run trace-report --peak-gbps -3 "$T/r.ndjson"
 	assert_failure 2
 	assert_output "trace-report: invalid value for --peak-gbps: '-3'"
