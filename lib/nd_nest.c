@@ -21,7 +21,10 @@ static const struct lit {
 static int
 ieq(nd_str s, const struct lit *l)
 {
-	return s.n == l->n && strncasecmp(s.p, l->s, l->n) == 0;
+	/* the first letter (all are lower-case letters) rules out most
+	 * categories without a call */
+	return s.n == l->n && (s.p[0] | 0x20) == l->s[0] &&
+	    strncasecmp(s.p, l->s, l->n) == 0;
 }
 
 int
