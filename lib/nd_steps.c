@@ -1,5 +1,6 @@
 #include "nd_steps.h"
 #include "nd_hash.h"
+#include "nd_ivlog.h"
 #include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_peak.h"
@@ -250,9 +251,31 @@ struct keyed {
 	nd_map64 *extmap;	/* step -> index + 1 */
 	int64_t last_num;	/* cache of the last lookup */
 	size_t last_idx;	/* index + 1, 0: none */
-	struct flop *fl;	/* flops of ops without a step key */
+	struct flop *fl;	/* flops of ops without a step key, from
+				 * timelines out of order */
 	size_t nfl, capfl;
 	int has_flops;
+	nd_ivlog flog;		/* at finish: all of them by ts (lo: ts,
+				 * hi: the double's bits) */
+};
+
+/*
+ * One timeline (pid, tid) of a device (dev -1: of the host).  Its ops come
+ * by start, so its busy stretches per category are appended to union logs
+ * on the spool as they close, and its flops without a step key to a log by
+ * time.  A log that receives an op out of order keeps the rest in memory
+ * (ooo, the keyed fl array), as before.
+ */
+enum { TL_COMPUTE, TL_COMM, TL_MEMORY, TL_HOST, TL_HOSTCOMM, TL_NLOG };
+
+struct tl {
+	int64_t pid, tid;
+	int dev;
+	nd_ivlog log[TL_NLOG];
+	nd_ivset ooo[TL_NLOG];
+	int bad[TL_NLOG];
+	nd_ivlog fl;
+	int flbad;
 };
 
 struct dev {
@@ -262,12 +285,13 @@ struct dev {
 	uint64_t nops;		/* device ops seen */
 	char *model;		/* from the meta record, or NULL */
 	double trace_peak;	/* peak the trace states, 0 if none */
-	nd_ivset cat[3];
-	nd_ivset wait;		/* cat[COMM] + host communication */
+	nd_ivlog cat[3];	/* at finish, with -d or one device */
+	nd_ivlog wait;		/* cat[COMM] + host communication */
 	struct keyed k;		/* op step keys and flops */
 };
 
 #define DEV_CACHE 16
+#define TL_CACHE 64
 
 struct marker {
 	int kind, has_num, dev;	/* dev -1: host */
@@ -280,7 +304,14 @@ struct nd_steps {
 	struct dev *devs;
 	size_t ndevs, capdevs;
 	int dcache[DEV_CACHE];	/* key hash -> device index + 1 */
-	nd_ivset host, hostcomm;
+	nd_spool *sp;		/* the logs' records */
+	size_t chunk;		/* records per log chunk */
+	struct tl *tls;
+	size_t ntl, captl;
+	nd_intern *tlkeys;	/* (pid, tid, dev) -> index */
+	size_t last_tl;		/* index + 1 of the last one used */
+	uint32_t tlcache[TL_CACHE];	/* key hash -> index + 1 */
+	nd_ivlog host, hostcomm;	/* at finish */
 	struct marker *mk;
 	size_t nmk, capmk;
 	struct keyed hk;	/* host ops: flops (Kineto with_flops) */
@@ -288,7 +319,7 @@ struct nd_steps {
 	nd_devnames *dn;	/* device names from the meta records */
 	nd_step *out;
 	size_t nout, capout;
-	nd_ivset uni[3], uniwait;	/* unions over devices */
+	nd_ivlog uni[3], uniwait;	/* unions over devices, at finish */
 	nd_buf kb;
 };
 
@@ -298,7 +329,9 @@ nd_steps_new(const nd_steps_opts *o)
 	nd_steps *s = nd_xcalloc(1, sizeof *s);
 
 	s->o = *o;
+	s->chunk = nd_ivlog_chunk_env();
 	s->devkeys = nd_intern_new();
+	s->tlkeys = nd_intern_new();
 	s->dn = nd_devnames_new();
 	return s;
 }
@@ -309,7 +342,18 @@ keyed_free(struct keyed *k)
 	free(k->ext);
 	nd_map64_free(k->extmap);
 	free(k->fl);
+	nd_ivlog_free(&k->flog);
 	memset(k, 0, sizeof *k);
+}
+
+static void
+tl_free(struct tl *t)
+{
+	for (int k = 0; k < TL_NLOG; k++) {
+		nd_ivlog_free(&t->log[k]);
+		nd_ivset_free(&t->ooo[k]);
+	}
+	nd_ivlog_free(&t->fl);
 }
 
 static void
@@ -321,20 +365,30 @@ free_source(nd_steps *s)
 		free(d->key);
 		free(d->model);
 		for (int k = 0; k < 3; k++)
-			nd_ivset_free(&d->cat[k]);
-		nd_ivset_free(&d->wait);
+			nd_ivlog_free(&d->cat[k]);
+		nd_ivlog_free(&d->wait);
 		keyed_free(&d->k);
 	}
+	for (size_t i = 0; i < s->ntl; i++)
+		tl_free(&s->tls[i]);
+	s->ntl = 0;
+	s->last_tl = 0;
+	memset(s->tlcache, 0, sizeof s->tlcache);
+	nd_intern_free(s->tlkeys);
+	s->tlkeys = nd_intern_new();
 	keyed_free(&s->hk);
 	nd_map64_free(s->nums);
 	s->nums = NULL;
 	s->ndevs = 0;
 	memset(s->dcache, 0, sizeof s->dcache);
-	nd_ivset_free(&s->host);
-	nd_ivset_free(&s->hostcomm);
+	nd_ivlog_free(&s->host);
+	nd_ivlog_free(&s->hostcomm);
 	for (int k = 0; k < 3; k++)
-		nd_ivset_free(&s->uni[k]);
-	nd_ivset_free(&s->uniwait);
+		nd_ivlog_free(&s->uni[k]);
+	nd_ivlog_free(&s->uniwait);
+	/* the logs are gone: so is their spool (and its file) */
+	nd_spool_free(s->sp);
+	s->sp = NULL;
 	s->nmk = s->nout = 0;
 	nd_devnames_reset(s->dn);
 	nd_intern_free(s->devkeys);
@@ -348,6 +402,8 @@ nd_steps_free(nd_steps *s)
 		return;
 	free_source(s);
 	nd_intern_free(s->devkeys);
+	nd_intern_free(s->tlkeys);
+	free(s->tls);
 	free(s->devs);
 	free(s->mk);
 	nd_devnames_free(s->dn);
@@ -536,10 +592,67 @@ op_flops(const nd_event *ev, double *out)
 	return got;
 }
 
-/* An op with its step key and flops (has_f) into k. */
+/* The timeline of ev on device dev (-1: the host), created on first
+ * use with its logs on the source's spool. */
+static struct tl *
+tl_of(nd_steps *s, const nd_event *ev, int dev)
+{
+	struct tl *t;
+	char key[2 * sizeof(int64_t) + sizeof(int)];
+	uint32_t id, slot;
+
+	if (s->last_tl > 0) {
+		t = &s->tls[s->last_tl - 1];
+		if (t->pid == ev->pid && t->tid == ev->tid && t->dev == dev)
+			return t;
+	}
+	/* interleaved timelines: a small cache before the hash table */
+	slot = (uint32_t)nd_hash_u64((uint64_t)ev->pid * 31 +
+	    (uint64_t)ev->tid * 7 + (uint64_t)(int64_t)dev) & (TL_CACHE - 1);
+	if (s->tlcache[slot] > 0) {
+		t = &s->tls[s->tlcache[slot] - 1];
+		if (t->pid == ev->pid && t->tid == ev->tid && t->dev == dev) {
+			s->last_tl = s->tlcache[slot];
+			return t;
+		}
+	}
+	memcpy(key, &ev->pid, sizeof ev->pid);
+	memcpy(key + sizeof ev->pid, &ev->tid, sizeof ev->tid);
+	memcpy(key + 2 * sizeof ev->pid, &dev, sizeof dev);
+	id = nd_intern_id(s->tlkeys, key, sizeof key);
+	s->last_tl = (size_t)id + 1;
+	s->tlcache[slot] = id + 1;
+	if (id < s->ntl)
+		return &s->tls[id];
+	if (s->sp == NULL)
+		s->sp = nd_spool_new();
+	if (s->ntl == s->captl)
+		nd_grow(&s->tls, &s->captl, s->ntl + 1, sizeof *s->tls);
+	t = &s->tls[s->ntl++];
+	memset(t, 0, sizeof *t);
+	t->pid = ev->pid;
+	t->tid = ev->tid;
+	t->dev = dev;
+	for (int k = 0; k < TL_NLOG; k++)
+		nd_ivlog_init(&t->log[k], s->sp, s->chunk);
+	nd_ivlog_init(&t->fl, s->sp, s->chunk);
+	return t;
+}
+
+/* [lo, hi) busy in log k of t: on the spool while in order. */
 static void
-keyed_add(struct keyed *k, const nd_event *ev, int64_t lo, int64_t hi,
-    int has_f, double f)
+tl_add(struct tl *t, int k, int64_t lo, int64_t hi)
+{
+	if (t->bad[k] || nd_ivlog_add(&t->log[k], lo, hi) != 0) {
+		t->bad[k] = 1;
+		nd_ivset_add(&t->ooo[k], lo, hi);
+	}
+}
+
+/* An op with its step key and flops (has_f) into k; t: its timeline. */
+static void
+keyed_add(struct keyed *k, struct tl *t, const nd_event *ev, int64_t lo,
+    int64_t hi, int has_f, double f)
 {
 	if (has_f)
 		k->has_flops = 1;
@@ -575,6 +688,12 @@ keyed_add(struct keyed *k, const nd_event *ev, int64_t lo, int64_t hi,
 		if (has_f)
 			x->flops += f;
 	} else if (has_f) {
+		int64_t bits;
+
+		memcpy(&bits, &f, sizeof bits);
+		if (!t->flbad && nd_ivlog_push(&t->fl, lo, bits) == 0)
+			return;
+		t->flbad = 1;
 		if (k->nfl == k->capfl)
 			nd_grow(&k->fl, &k->capfl, k->nfl + 1, sizeof *k->fl);
 		k->fl[k->nfl].ts = lo;
@@ -602,18 +721,23 @@ nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
 		struct dev *d = &s->devs[dev];
 		int has_f = 0;
 
+		struct tl *t = NULL;
+
 		d->nops++;
 		if (!s->o.markers_only) {
-			nd_ivset_add(&d->cat[r->cat], lo, hi);
+			t = tl_of(s, ev, dev);
+			tl_add(t, r->cat, lo, hi);
 			has_f = s->o.flops && op_flops(ev, &f);
 		}
-		keyed_add(&d->k, ev, lo, hi, has_f, f);
+		keyed_add(&d->k, t, ev, lo, hi, has_f, f);
 	} else if (r->role == ND_ROLE_HOST && !s->o.markers_only) {
-		nd_ivset_add(&s->host, lo, hi);
+		struct tl *t = tl_of(s, ev, -1);
+
+		tl_add(t, TL_HOST, lo, hi);
 		if (r->comm)
-			nd_ivset_add(&s->hostcomm, lo, hi);
+			tl_add(t, TL_HOSTCOMM, lo, hi);
 		if (s->o.flops && op_flops(ev, &f))
-			keyed_add(&s->hk, ev, lo, hi, 1, f);
+			keyed_add(&s->hk, t, ev, lo, hi, 1, f);
 	}
 }
 
@@ -780,14 +904,14 @@ resolve_models(nd_steps *s)
 /*
  * Flops of the window [lo, hi) numbered num in k: the ops whose step key is
  * num; the ops whose key is no window's number (s->nums) when their key's
- * first op starts in the window; the ops without a key that start in it.
+ * first op starts in the window; the ops without a key that start in it
+ * (fc: a cursor on k->flog).
  */
 static double
-keyed_flops(const nd_steps *s, const struct keyed *k, int64_t num,
-    int64_t lo, int64_t hi)
+keyed_flops(const nd_steps *s, const struct keyed *k, nd_ivcur *fc,
+    int64_t num, int64_t lo, int64_t hi)
 {
 	double sum = 0;
-	size_t l = 0, h = k->nfl;
 	uint64_t *slot;
 
 	if (k->extmap != NULL &&
@@ -797,60 +921,140 @@ keyed_flops(const nd_steps *s, const struct keyed *k, int64_t num,
 		if (k->ext[i].lo >= lo && k->ext[i].lo < hi &&
 		    nd_map64_get(s->nums, (uint64_t)k->ext[i].num) == NULL)
 			sum += k->ext[i].flops;
-	while (l < h) {
-		size_t m = l + (h - l) / 2;
+	for (uint64_t i = nd_ivcur_seek_lo(fc, lo);
+	    i < nd_ivlog_count(&k->flog); i++) {
+		nd_iv v = nd_ivcur_at(fc, i);
+		double f;
 
-		if (k->fl[m].ts < lo)
-			l = m + 1;
-		else
-			h = m;
+		if (v.lo >= hi)
+			break;
+		memcpy(&f, &v.hi, sizeof f);
+		sum += f;
 	}
-	for (size_t i = l; i < k->nfl && k->fl[i].ts < hi; i++)
-		sum += k->fl[i].f;
 	return sum;
 }
 
-size_t
-nd_steps_finish(nd_steps *s, const nd_step **out)
+/* Close the timelines' logs; a log that had ops out of order takes in its
+ * part kept in memory. */
+static void
+close_timelines(nd_steps *s)
 {
-	size_t nwin;
-	nd_step *win;
-	int nd = (int)s->ndevs, dev_flops = 0;
+	for (size_t i = 0; i < s->ntl; i++) {
+		struct tl *t = &s->tls[i];
 
-	resolve_models(s);
-	for (int d = 0; d < nd; d++) {
-		for (int k = 0; k < 3; k++)
-			nd_ivset_norm(&s->devs[d].cat[k]);
+		for (int k = 0; k < TL_NLOG; k++) {
+			nd_ivlog mem, all, *src[2];
+
+			nd_ivlog_close(&t->log[k]);
+			if (!t->bad[k])
+				continue;
+			nd_ivset_norm(&t->ooo[k]);
+			nd_ivlog_init(&mem, s->sp, s->chunk);
+			nd_ivlog_from_set(&mem, &t->ooo[k]);
+			nd_ivset_free(&t->ooo[k]);
+			src[0] = &t->log[k];
+			src[1] = &mem;
+			nd_ivlog_init(&all, s->sp, s->chunk);
+			nd_ivlog_union(&all, src, 2);
+			nd_ivlog_free(&mem);
+			nd_ivlog_free(&t->log[k]);
+			t->log[k] = all;
+		}
+		nd_ivlog_close(&t->fl);
 	}
-	nd_ivset_norm(&s->host);
-	nd_ivset_norm(&s->hostcomm);
-	/* Per-device sets serve -d and single-device sources; otherwise
-	 * they are merged into the unions and freed. */
-	for (int d = 0; d < nd; d++) {
+}
+
+#define ANY_DEV (-2)
+
+/* dst = the union of log k of the timelines of device dev (-1: the host,
+ * ANY_DEV: every device), and of extra unless NULL. */
+static void
+union_of(nd_steps *s, nd_ivlog *dst, int dev, int k, nd_ivlog *extra)
+{
+	nd_ivlog **src = nd_xmalloc((s->ntl + 1) * sizeof *src);
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ntl; i++) {
+		struct tl *t = &s->tls[i];
+
+		if ((dev == ANY_DEV ? t->dev >= 0 : t->dev == dev) &&
+		    nd_ivlog_count(&t->log[k]) > 0)
+			src[n++] = &t->log[k];
+	}
+	if (extra != NULL && nd_ivlog_count(extra) > 0)
+		src[n++] = extra;
+	nd_ivlog_init(dst, s->sp, s->chunk);
+	nd_ivlog_union(dst, src, n);
+	free(src);
+}
+
+/* k->flog = the flops without a step key of device dev (-1: the host) by
+ * time: its timelines' logs, and k->fl sorted. */
+static void
+flops_of(nd_steps *s, struct keyed *k, int dev)
+{
+	nd_ivlog mem, **src = nd_xmalloc((s->ntl + 1) * sizeof *src);
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ntl; i++)
+		if (s->tls[i].dev == dev && nd_ivlog_count(&s->tls[i].fl) > 0)
+			src[n++] = &s->tls[i].fl;
+	nd_ivlog_init(&mem, s->sp, s->chunk);
+	if (k->nfl > 0) {
+		nd_sort(k->fl, k->nfl, sizeof *k->fl, flop_cmp, NULL);
+		for (size_t i = 0; i < k->nfl; i++) {
+			int64_t bits;
+
+			memcpy(&bits, &k->fl[i].f, sizeof bits);
+			nd_ivlog_push(&mem, k->fl[i].ts, bits);
+		}
+		nd_ivlog_close(&mem);
+		src[n++] = &mem;
+	}
+	nd_ivlog_init(&k->flog, s->sp, s->chunk);
+	nd_ivlog_merge(&k->flog, src, n);
+	nd_ivlog_free(&mem);
+	free(src);
+}
+
+/* The merged sets the records read: the host's; per device with -d or a
+ * single device, else the unions over devices. */
+static void
+build_sets(nd_steps *s)
+{
+	int nd = (int)s->ndevs;
+
+	close_timelines(s);
+	union_of(s, &s->host, -1, TL_HOST, NULL);
+	union_of(s, &s->hostcomm, -1, TL_HOSTCOMM, NULL);
+	for (int d = 0; d < nd && (s->o.per_device || nd == 1); d++) {
 		struct dev *dv = &s->devs[d];
 
-		if (s->o.per_device || nd == 1) {
-			nd_ivset_add_set(&dv->wait, &dv->cat[ND_CAT_COMM]);
-			nd_ivset_add_set(&dv->wait, &s->hostcomm);
-			nd_ivset_norm(&dv->wait);
-		}
-		if (nd > 1 && !s->o.per_device)
-			for (int k = 0; k < 3; k++) {
-				nd_ivset_add_set(&s->uni[k], &dv->cat[k]);
-				nd_ivset_free(&dv->cat[k]);
-			}
+		for (int k = 0; k < 3; k++)
+			union_of(s, &dv->cat[k], d, k, NULL);
+		union_of(s, &dv->wait, d, TL_COMM, &s->hostcomm);
 	}
 	if (nd > 1 && !s->o.per_device) {
 		for (int k = 0; k < 3; k++)
-			nd_ivset_norm(&s->uni[k]);
-		nd_ivset_add_set(&s->uniwait, &s->uni[ND_CAT_COMM]);
-		nd_ivset_add_set(&s->uniwait, &s->hostcomm);
-		nd_ivset_norm(&s->uniwait);
+			union_of(s, &s->uni[k], ANY_DEV, k, NULL);
+		union_of(s, &s->uniwait, ANY_DEV, TL_COMM, &s->hostcomm);
 	}
 	for (int d = 0; d < nd; d++)
-		nd_sort(s->devs[d].k.fl, s->devs[d].k.nfl, sizeof(struct flop),
-		    flop_cmp, NULL);
-	nd_sort(s->hk.fl, s->hk.nfl, sizeof(struct flop), flop_cmp, NULL);
+		flops_of(s, &s->devs[d].k, d);
+	flops_of(s, &s->hk, -1);
+	/* the timelines are in the sets now */
+	for (size_t i = 0; i < s->ntl; i++)
+		tl_free(&s->tls[i]);
+}
+
+/* The records: the windows per step number (over the scopes), or per
+ * device with -d; and the set of their numbers. */
+static void
+build_records(nd_steps *s)
+{
+	size_t nwin;
+	nd_step *win;
+	int nd = (int)s->ndevs;
 
 	build_windows(s);
 	/* Copy the windows aside: records are rebuilt in s->out. */
@@ -907,13 +1111,92 @@ nd_steps_finish(nd_steps *s, const nd_step **out)
 
 		nd_map64_put(s->nums, (uint64_t)s->out[i].num, &isnew);
 	}
-	for (int d = 0; d < nd; d++)
-		dev_flops |= s->devs[d].k.has_flops;
+}
 
+/* The sets of record o: categories and wait. */
+static void
+sets_of(nd_steps *s, const nd_step *o, const nd_ivlog *cat[ND_NCAT],
+    const nd_ivlog **wait)
+{
+	int nd = (int)s->ndevs;
+
+	if (o->dev >= 0 || nd == 1) {
+		const struct dev *dv = &s->devs[o->dev >= 0 ? o->dev : 0];
+
+		for (int k = 0; k < 3; k++)
+			cat[k] = &dv->cat[k];
+		*wait = &dv->wait;
+	} else if (nd > 1) {
+		for (int k = 0; k < 3; k++)
+			cat[k] = &s->uni[k];
+		*wait = &s->uniwait;
+	} else {
+		for (int k = 0; k < 3; k++)
+			cat[k] = NULL;
+		*wait = &s->hostcomm;
+	}
+	cat[ND_CAT_HOST] = &s->host;
+}
+
+/* Cursor c on l (NULL: none), kept when it already reads l. */
+static nd_ivcur *
+cur_on(nd_ivcur *c, const nd_ivlog *l)
+{
+	if (l == NULL)
+		return NULL;
+	if (c->l != l) {
+		nd_ivcur_free(c);
+		nd_ivcur_init(c, l);
+	}
+	return c;
+}
+
+/* Breakdown and wait of every record (sorted by device and start, so
+ * that each cursor moves forward).  The wait has a pass of its own: the
+ * spool's read cache follows about four cursors at once. */
+static void
+fill_parts(nd_steps *s)
+{
+	nd_ivcur c[ND_NCAT + 1];
+
+	memset(c, 0, sizeof c);
 	for (size_t i = 0; i < s->nout; i++) {
 		nd_step *o = &s->out[i];
-		const nd_ivset *cat[ND_NCAT];
-		const nd_ivset *wait;
+		const nd_ivlog *l[ND_NCAT], *w;
+		nd_ivcur *cc[ND_NCAT];
+
+		sets_of(s, o, l, &w);
+		for (int k = 0; k < ND_NCAT; k++)
+			cc[k] = cur_on(&c[k], l[k]);
+		nd_ivcur_breakdown(cc, o->ts, o->ts + o->dur, &o->bd);
+	}
+	for (int k = 0; k < ND_NCAT; k++)
+		nd_ivcur_free(&c[k]);
+	for (size_t i = 0; i < s->nout; i++) {
+		nd_step *o = &s->out[i];
+		const nd_ivlog *l[ND_NCAT], *w;
+
+		sets_of(s, o, l, &w);
+		o->wait_ns = nd_ivcur_measure(cur_on(&c[ND_NCAT], w), o->ts,
+		    o->ts + o->dur);
+	}
+	nd_ivcur_free(&c[ND_NCAT]);
+}
+
+/* Devices, flops and peak of every record. */
+static void
+fill_rest(nd_steps *s)
+{
+	int nd = (int)s->ndevs, dev_flops = 0;
+	nd_ivcur *fc = nd_xcalloc((size_t)nd + 1, sizeof *fc);
+
+	for (int d = 0; d < nd; d++)
+		nd_ivcur_init(&fc[d], &s->devs[d].k.flog);
+	nd_ivcur_init(&fc[nd], &s->hk.flog);
+	for (int d = 0; d < nd; d++)
+		dev_flops |= s->devs[d].k.has_flops;
+	for (size_t i = 0; i < s->nout; i++) {
+		nd_step *o = &s->out[i];
 		int64_t lo = o->ts, hi = o->ts + o->dur;
 		int d0 = o->dev, d1 = o->dev + 1;
 
@@ -921,24 +1204,6 @@ nd_steps_finish(nd_steps *s, const nd_step **out)
 			d0 = 0;
 			d1 = nd;
 		}
-		if (o->dev >= 0 || nd == 1) {
-			const struct dev *dv = &s->devs[o->dev >= 0 ? o->dev : 0];
-
-			for (int k = 0; k < 3; k++)
-				cat[k] = &dv->cat[k];
-			wait = &dv->wait;
-		} else if (nd > 1) {
-			for (int k = 0; k < 3; k++)
-				cat[k] = &s->uni[k];
-			wait = &s->uniwait;
-		} else {
-			for (int k = 0; k < 3; k++)
-				cat[k] = NULL;
-			wait = &s->hostcomm;
-		}
-		cat[ND_CAT_HOST] = &s->host;
-		nd_iv_breakdown(cat, lo, hi, &o->bd);
-		o->wait_ns = nd_ivset_measure(wait, lo, hi);
 		o->ndev = 0;
 		for (int d = d0; d < d1; d++)
 			o->ndev += s->devs[d].nops > 0;
@@ -948,11 +1213,12 @@ nd_steps_finish(nd_steps *s, const nd_step **out)
 		if (dev_flops) {
 			o->has_flops = 1;
 			for (int d = d0; d < d1; d++)
-				o->flops += keyed_flops(s, &s->devs[d].k, o->num,
-				    lo, hi);
+				o->flops += keyed_flops(s, &s->devs[d].k,
+				    &fc[d], o->num, lo, hi);
 		} else if (s->hk.has_flops && (o->dev < 0 || nd <= 1)) {
 			o->has_flops = 1;
-			o->flops = keyed_flops(s, &s->hk, o->num, lo, hi);
+			o->flops = keyed_flops(s, &s->hk, &fc[nd], o->num,
+			    lo, hi);
 		}
 		if (!nd_steps_has_devices(s))
 			o->peak_tflops = s->o.peak_tflops;
@@ -969,7 +1235,21 @@ nd_steps_finish(nd_steps *s, const nd_step **out)
 				o->peak_tflops += p;
 			}
 	}
+	for (int d = 0; d <= nd; d++)
+		nd_ivcur_free(&fc[d]);
+	free(fc);
+}
+
+size_t
+nd_steps_finish(nd_steps *s, const nd_step **out)
+{
+	resolve_models(s);
+	build_sets(s);
+	build_records(s);
+	/* the final order, and the order of the sweeps */
 	nd_sort(s->out, s->nout, sizeof *s->out, step_cmp, NULL);
+	fill_parts(s);
+	fill_rest(s);
 	*out = s->out;
 	return s->nout;
 }

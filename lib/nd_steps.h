@@ -91,7 +91,15 @@ void nd_span_device_ref(const nd_event *ev, nd_buf *b, const char **k,
  * (with any ".N" suffixes) and copy-start*, copy-done*. */
 int nd_op_is_light(const char *name, size_t n);
 
-/* --- collecting one source --- */
+/* --- collecting one source ---
+ *
+ * Memory (trace-steps(1), "Order and memory"): the busy stretches of each
+ * timeline (pid, tid) and category go to union logs on a spool
+ * (nd_ivlog.h) as they close, and so do the flops of ops without a step
+ * key; only the open stretch and one chunk per log stay in memory.  A log
+ * that gets an op out of order keeps the rest in memory (an nd_ivset).
+ * At nd_steps_finish the per-device or per-source unions are merged from
+ * those logs and the records computed in one sweep by start. */
 
 typedef struct nd_steps nd_steps;
 

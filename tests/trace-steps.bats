@@ -95,6 +95,87 @@ E
 	assert_success
 }
 
+# A GPU job on two devices with three streams each (a kernel may hold a
+# shorter op of another class), two host threads with ProfilerStep#N
+# markers, host communication, and flops on some ops; every timeline by
+# start, the timelines interleaved in time.  seed ops-per-stream
+multi_stream() {
+	meta multi.json 0
+	awk -v seed="$1" -v n="$2" 'BEGIN {
+		srand(seed)
+		split("compute communication memory", cls, " ")
+		for (d = 0; d < 2; d++)
+			for (st = 7; st < 10; st++) {
+				t = int(rand() * 50)
+				for (i = 0; i < n; i++) {
+					dur = 1 + int(rand() * 40)
+					op(t, dur, d, st, cls[1 + int(rand() * 3)])
+					if (rand() < 0.2)
+						op(t + 1, int(dur / 2), d, st,
+						    cls[1 + int(rand() * 3)])
+					t += dur + int(rand() * 20)
+				}
+			}
+		for (k = 0; k < 9; k++) {
+			host(k * 1000, 1000, "ProfilerStep#" k + 1, 1,
+			    "user_annotation", "host")
+			for (j = 0; j < 5; j++)
+				host(k * 1000 + 200 * j + int(rand() * 50),
+				    1 + int(rand() * 120), "h" j, 1 + j % 2, "cpu_op",
+				    rand() < 0.3 ? "communication" : "host")
+		}
+	}
+	function op(t, dur, d, st, c) {
+		printf "%d {\"type\":\"span\",\"ts_ns\":%d,\"dur_ns\":%d,\"name\":\"k\",\"pid\":%d,\"tid\":%d,\"device\":\"GPU:%d\",\"cat\":\"kernel\",\"class\":\"%s\",\"args\":{%s}}\n",
+		    t, t, dur, d, st, d, c,
+		    rand() < 0.3 ? "\"flops\":" int(rand() * 1e6) : ""
+	}
+	function host(t, dur, name, tid, cat, c) {
+		printf "%d {\"type\":\"span\",\"ts_ns\":%d,\"dur_ns\":%d,\"name\":\"%s\",\"pid\":100,\"tid\":%d,\"device\":\"CPU\",\"cat\":\"%s\",\"class\":\"%s\",\"args\":{}}\n",
+		    t, t, dur, name, tid, cat, c
+	}' | sort -s -n -k1,1 | cut -d' ' -f2-
+	echo '{"type":"end"}'
+}
+
+@test "the same records whether timelines interleave, come one after another, in no order or spill to disk" {
+	multi_stream 5 300 > "$T/i.ndjson"
+	# one timeline after another, as xplane2ndjson writes them
+	{ head -1 "$T/i.ndjson"
+	  sed '1d;$d' "$T/i.ndjson" | jq -c -s 'sort_by(.pid, .tid, .ts_ns) | .[]'
+	  tail -1 "$T/i.ndjson"; } > "$T/t.ndjson"
+	# no order at all: the timelines' stretches stay in memory
+	{ head -1 "$T/i.ndjson"; sed '1d;$d' "$T/i.ndjson" | sort
+	  tail -1 "$T/i.ndjson"; } > "$T/s.ndjson"
+	for o in "-s -r" -d "-x ^h[0-9]"; do
+		run trace-steps $o "$T/i.ndjson"
+		assert_success
+		want=$output
+		[ "$(grep -c '"type":"step"' <<< "$want")" -ge 5 ]
+		run trace-steps $o "$T/t.ndjson"
+		assert_output "$want"
+		# chunks of two stretches, the spool past 256 bytes on disk
+		for f in i t; do
+			run env ND_IVLOG_CHUNK=2 ND_SPOOL_MEM=256 trace-steps $o "$T/$f.ndjson"
+			assert_output "$want"
+		done
+		# devices are listed in order of appearance: sort
+		want=$(sort <<< "$want")
+		for e in "" "ND_IVLOG_CHUNK=2 ND_SPOOL_MEM=256"; do
+			run bash -c "env $e trace-steps $o '$T/s.ndjson' | sort"
+			assert_output "$want"
+		done
+	done
+	for f in i t; do
+		run bash -c "trace-steps -d '$T/$f.ndjson' | jq -e -s '[.[] | select(.type==\"step\")] | length == 18 and all(.dur_ns == .compute_ns + .communication_ns + .memory_ns + .host_ns + .idle_ns) and any(.flops > 0) and any(.wait_ns > 0)'"
+		assert_success
+	done
+	# the independent script agrees
+	run bash -c "trace-steps -d '$T/t.ndjson' | jq -c 'select(.type==\"step\") | {step,ts_ns,dur_ns,compute_ns,communication_ns,memory_ns,host_ns,idle_ns,overlap_ns,marker}' | sort"
+	want=$output
+	run bash -c "$PY '$CHECK' --per-device '$T/i.ndjson' | jq -c '{step,ts_ns,dur_ns,compute_ns,communication_ns,memory_ns,host_ns,idle_ns,overlap_ns,marker}' | sort"
+	assert_output "$want"
+}
+
 @test "CPU-only profile: host activity is host_ns, the rest idle; legacy ProfilerStep without cat" {
 	{ meta cpu.json null 0
 	  printf '{"type":"span","ts_ns":0,"dur_ns":100,"name":"ProfilerStep#1","pid":1,"tid":1}\n'
