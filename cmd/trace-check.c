@@ -184,6 +184,7 @@ check_record(struct checker *c, nd_event *ev)
 {
 	int timed = ev->type == ND_EV_SPAN || ev->type == ND_EV_INSTANT ||
 	    ev->type == ND_EV_COUNTER || ev->type == ND_EV_FLOW;
+	const char *dup;
 
 	if (ev->type == ND_EV_META) {
 		if (!c->fresh)
@@ -194,9 +195,9 @@ check_record(struct checker *c, nd_event *ev)
 		problem(c, "%.*s record before any meta record of its source",
 		    (int)ev->type_name.n, ev->type_name.p);
 	c->fresh = 0;
-	if (ev->dup_key != NULL)
+	if ((dup = nd_event_dup_key(ev)) != NULL)
 		problem(c, "%.*s record has \"%s\" twice",
-		    (int)ev->type_name.n, ev->type_name.p, ev->dup_key);
+		    (int)ev->type_name.n, ev->type_name.p, dup);
 	if (c->ended && ev->type != ND_EV_META && ev->type != ND_EV_OTHER)
 		problem(c, "%.*s record after the end record of its source",
 		    (int)ev->type_name.n, ev->type_name.p);

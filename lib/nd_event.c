@@ -36,6 +36,14 @@ static const struct reserved {
 };
 #define NRESERVED (sizeof reserved / sizeof reserved[0])
 
+/* The args keys noted while decoding, in ND_ARG_* order. */
+static const nd_jkey arg_keys[ND_ARG_N] = {
+#define K(s) { s, sizeof(s) - 1 }
+	K("flops"), K("model_flops"), K("correlation"), K("correlation_id"),
+	K("step_num"), K("group_id")
+#undef K
+};
+
 static const char *const type_names[] = {
 	"other", "meta", "span", "instant", "counter", "flow", "end"
 };
@@ -85,7 +93,9 @@ clear_fields(nd_event *ev)
 
 	/* The decoded fields come first in nd_event: clear just those. */
 	memset(ev, 0, offsetof(nd_event, line));
-	memset(&ev->line, 0, sizeof *ev - offsetof(nd_event, line));
+	/* argnote (last) is valid only with has_argnote: not cleared */
+	memset(&ev->line, 0, offsetof(nd_event, argnote) -
+	    offsetof(nd_event, line));
 	ev->members = m;
 	ev->cap_members = cap;
 }
@@ -154,7 +164,6 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 	nd_jval obj, key, val;
 	nd_jerr je;
 	nd_jiter it;
-	uint32_t seen = 0;	/* reserved keys met, by field */
 	int r;
 
 	clear_fields(ev);
@@ -186,9 +195,15 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
 		return -1;
 	}
-	while ((r = nd_jobj_next(&it, &key, &val, &je)) == 1) {
+	if (ev->argnote.want == NULL)
+		nd_jnote_init(&ev->argnote, arg_keys, ND_ARG_N);
+	while ((r = nd_jobj_next_noting(&it, &key, &val, &je, "args", 4,
+	    &ev->argnote)) > 0) {
 		const struct reserved *rk = lookup(&key);
 		nd_member *m;
+
+		if (r == 2)
+			ev->has_argnote = 1;
 
 		if (ND_UNLIKELY(ev->nmembers == ev->cap_members))
 			nd_grow(&ev->members, &ev->cap_members,
@@ -197,11 +212,11 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 		m->key = key;
 		m->val = val;
 		m->known = 0;
-		if (rk == NULL)
+		if (rk == NULL) {
+			m->field = 0;
 			continue;
-		if (ND_UNLIKELY(seen & 1u << rk->f))
-			ev->dup_key = rk->key;
-		seen |= 1u << rk->f;
+		}
+		m->field = (int)rk->f + 1;
 		if (val.type == ND_JNULL)
 			continue;
 		switch (rk->k) {
@@ -337,15 +352,56 @@ nd_event_get(const nd_event *ev, const char *key)
 	return NULL;
 }
 
+const char *
+nd_event_dup_key(const nd_event *ev)
+{
+	uint32_t seen = 0;	/* reserved keys met, by field */
+
+	for (size_t i = 0; i < ev->nmembers; i++) {
+		int f = ev->members[i].field;
+
+		if (f == 0)
+			continue;
+		if (seen & 1u << f) {
+			for (size_t k = 0; k < NRESERVED; k++)
+				if ((int)reserved[k].f + 1 == f)
+					return reserved[k].key;
+		}
+		seen |= 1u << f;
+	}
+	return NULL;
+}
+
+int
+nd_event_arg_noted(const nd_event *ev, int which, nd_jval *out)
+{
+	if (ev->args.type != ND_JOBJ)
+		return 0;
+	if (!ev->has_argnote || ev->argnote.esc)
+		return -1;
+	if (ev->argnote.count[which] > 0)
+		*out = ev->argnote.val[which];
+	return ev->argnote.count[which];
+}
+
 int
 nd_event_arg(const nd_event *ev, const char *key, nd_jval *out)
 {
 	nd_jiter it;
 	nd_jval k, v;
 	nd_jerr je;
+	size_t n = strlen(key);
 
 	if (ev->args.type != ND_JOBJ)
 		return 0;
+	for (int i = 0; i < ND_ARG_N; i++)
+		if (arg_keys[i].n == n && memcmp(arg_keys[i].s, key, n) == 0) {
+			int c = nd_event_arg_noted(ev, i, out);
+
+			if (c >= 0)
+				return c > 0;
+			break;
+		}
 	nd_jiter_init(&it, &ev->args, ev->args.raw);
 	while (nd_jiter_next(&it, &k, &v, &je) == 1)
 		if (nd_jstr_eq(&k, key)) {

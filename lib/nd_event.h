@@ -66,6 +66,7 @@ typedef struct nd_member {
 	nd_jval key;		/* string value (raw, with quotes) */
 	nd_jval val;
 	int known;		/* one of the typed fields below */
+	int field;		/* its reserved key's field + 1, 0: none */
 } nd_member;
 
 typedef struct nd_event {
@@ -77,8 +78,7 @@ typedef struct nd_event {
 	nd_str host, source_path;	/* meta: host, source */
 	nd_jval args;		/* raw object, type ND_JNONE when absent */
 	nd_jval values;		/* counter values: raw object */
-	const char *dup_key;	/* a reserved key written twice (the last
-				 * one counts), or NULL */
+	int has_argnote;	/* argnote holds the args keys (ND_ARG_*) */
 
 	/* Reading only. */
 	const char *line;
@@ -91,6 +91,9 @@ typedef struct nd_event {
 	 * ",\"context\":{...}"), appended before the closing brace. */
 	const char *extra;
 	size_t extra_len;
+
+	/* Last: nd_event_decode leaves it alone unless args is there. */
+	nd_jnote argnote;	/* args members noted by nd_event_decode */
 } nd_event;
 
 typedef struct nd_everr {
@@ -105,8 +108,22 @@ int nd_event_decode(nd_event *ev, const char *line, size_t len,
     nd_buf *scratch, nd_everr *err);
 /* Look up any top-level member by key (NULL if absent). */
 const nd_jval *nd_event_get(const nd_event *ev, const char *key);
-/* Look up args.KEY (NULL if absent). */
+/* A reserved key that the decoded record has twice (the last one counts),
+ * or NULL: for trace-check, the decoder does not look. */
+const char *nd_event_dup_key(const nd_event *ev);
+/* Look up args.KEY: 1 with its (first) value, 0 if absent. */
 int nd_event_arg(const nd_event *ev, const char *key, nd_jval *out);
+
+/* The args members that nd_event_decode notes while it validates args, so
+ * that the analyses that want them need no second walk. */
+enum {
+	ND_ARG_FLOPS, ND_ARG_MODEL_FLOPS, ND_ARG_CORRELATION,
+	ND_ARG_CORRELATION_ID, ND_ARG_STEP_NUM, ND_ARG_GROUP_ID, ND_ARG_N
+};
+/* How many members args has with key `which` (ND_ARG_*): 0, 1, or 2 for
+ * two or more, with the first one's value in *out; -1 when not known (the
+ * event was not decoded, or a key of args has an escape): then walk. */
+int nd_event_arg_noted(const nd_event *ev, int which, nd_jval *out);
 /* Map a type string to the enum. */
 nd_evtype nd_evtype_of(const char *s, size_t n);
 const char *nd_evtype_name(nd_evtype t);

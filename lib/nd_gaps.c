@@ -244,8 +244,22 @@ arg_corr(const nd_event *ev, int64_t *out)
 	nd_jval k, v;
 	nd_jerr je;
 
-	if (ev->args.type != ND_JOBJ ||
-	    memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
+	int c1, c2;
+
+	if (ev->args.type != ND_JOBJ)
+		return 0;
+	/* one of the two keys, once: what the decoder noted; else walk (the
+	 * first of them that holds an integer) */
+	c1 = nd_event_arg_noted(ev, ND_ARG_CORRELATION, &v);
+	c2 = nd_event_arg_noted(ev, ND_ARG_CORRELATION_ID, &k);
+	if (c1 == 0 && c2 == 0)
+		return 0;
+	if (c1 + c2 == 1) {
+		if (c2 == 1)
+			v = k;
+		return v.type == ND_JNUM && nd_json_int(&v, out) == 0;
+	}
+	if (memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
 		return 0;
 	nd_jiter_init(&it, &ev->args, ev->args.raw);
 	while (nd_jiter_next(&it, &k, &v, &je) == 1)

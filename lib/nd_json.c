@@ -233,14 +233,55 @@ skip_ws(const char *p, const char *end)
 static inline __attribute__((always_inline)) int scan_value(const char **pp, const char *base, const char *end,
     nd_jval *v, nd_jerr *e, int depth);
 
+/* The wanted key that k (a scanned key) is, or -1. */
 static int
-scan_container(const char **pp, const char *base, const char *end,
-    nd_jval *v, nd_jerr *e, int depth)
+note_find(nd_jnote *note, const nd_jval *k)
+{
+	size_t n = k->len - 2;
+
+	if (k->esc) {
+		note->esc = 1;
+		return -1;
+	}
+	/* most keys are ruled out by their length alone */
+	if (n >= 32)
+		return -1;
+	for (unsigned i = note->bylen[n]; i > 0; i = note->next[i - 1]) {
+		const char *w = note->want[i - 1].s, *c = k->raw + 1;
+		size_t j = 0;
+
+		while (j < n && w[j] == c[j])
+			j++;
+		if (j == n)
+			return (int)i - 1;
+	}
+	return -1;
+}
+
+void
+nd_jnote_init(nd_jnote *note, const nd_jkey *want, unsigned nwant)
+{
+	memset(note, 0, sizeof *note);
+	note->want = want;
+	note->nwant = nwant;
+	for (unsigned i = nwant; i-- > 0;)
+		if (want[i].n < 32) {
+			note->next[i] = note->bylen[want[i].n];
+			note->bylen[want[i].n] = (uint8_t)(i + 1);
+		}
+}
+
+/* Written once, compiled twice: without notes (note a constant NULL, so
+ * the hot path has no trace of them) and with. */
+static inline __attribute__((always_inline)) int
+scan_container_impl(const char **pp, const char *base, const char *end,
+    nd_jval *v, nd_jerr *e, int depth, nd_jnote *note)
 {
 	const char *s = *pp, *p = s + 1;
 	int obj = *s == '{';
 	char close = obj ? '}' : ']';
 	nd_jval sub;
+	int ki = -1;
 
 	if (depth >= ND_JSON_MAX_DEPTH)
 		FAIL(s, "nesting too deep");
@@ -258,6 +299,8 @@ scan_container(const char **pp, const char *base, const char *end,
 				FAIL(p, "expected a string key");
 			if (scan_string(&p, base, end, &sub, e) != 0)
 				return -1;
+			if (note != NULL)
+				ki = note_find(note, &sub);
 			p = skip_ws(p, end);
 			if (p >= end)
 				FAIL(end, "unexpected end of input in object");
@@ -267,6 +310,13 @@ scan_container(const char **pp, const char *base, const char *end,
 		}
 		if (scan_value(&p, base, end, &sub, e, depth + 1) != 0)
 			return -1;
+		if (ki >= 0) {
+			if (note->count[ki] == 0) {
+				note->val[ki] = sub;
+				note->count[ki] = 1;
+			} else
+				note->count[ki] = 2;
+		}
 		p = skip_ws(p, end);
 		if (p >= end)
 			FAIL(end, obj ? "unexpected end of input in object" :
@@ -289,6 +339,20 @@ done:
 	v->esc = 0;
 	*pp = p;
 	return 0;
+}
+
+static int
+scan_container(const char **pp, const char *base, const char *end,
+    nd_jval *v, nd_jerr *e, int depth)
+{
+	return scan_container_impl(pp, base, end, v, e, depth, NULL);
+}
+
+static int
+scan_container_noting(const char **pp, const char *base, const char *end,
+    nd_jval *v, nd_jerr *e, nd_jnote *note)
+{
+	return scan_container_impl(pp, base, end, v, e, 1, note);
 }
 
 static inline __attribute__((always_inline)) int
@@ -406,8 +470,9 @@ nd_jobj_open(nd_jiter *it, const char *p, const char *end, const char *base,
 	return 0;
 }
 
-int
-nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
+static inline __attribute__((always_inline)) int
+jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e,
+    const char *on, size_t onlen, nd_jnote *note)
 {
 	const char *base = it->base, *end = it->end;
 	const char *p = skip_ws(it->p, end);
@@ -436,10 +501,33 @@ nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
 	if (*p != ':')
 		FAIL(p, "expected ':' after key");
 	p++;
+	if (on != NULL && key->len == onlen + 2 && !key->esc &&
+	    memcmp(key->raw + 1, on, onlen) == 0 &&
+	    (p = skip_ws(p, end)) < end && *p == '{') {
+		memset(note->count, 0, sizeof note->count);
+		note->esc = 0;
+		if (scan_container_noting(&p, base, end, val, e, note) != 0)
+			return -1;
+		it->p = p;
+		return 2;
+	}
 	if (scan_value(&p, base, end, val, e, 1) != 0)
 		return -1;
 	it->p = p;
 	return 1;
+}
+
+int
+nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e)
+{
+	return jobj_next(it, key, val, e, NULL, 0, NULL);
+}
+
+int
+nd_jobj_next_noting(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e,
+    const char *on, size_t onlen, nd_jnote *note)
+{
+	return jobj_next(it, key, val, e, on, onlen, note);
 }
 
 void

@@ -72,6 +72,34 @@ int nd_jobj_open(nd_jiter *it, const char *p, const char *end,
     const char *base, nd_jerr *e);
 int nd_jobj_next(nd_jiter *it, nd_jval *key, nd_jval *val, nd_jerr *e);
 
+/* Keys to note among the top-level members of an object while it is
+ * validated, so that a reader of a few members need not walk it again:
+ * for each wanted key (no escapes in it), how many members have it (2: two
+ * or more) and the first one's value.  esc is set when a member's key has
+ * an escape (it is not compared: the notes may then miss a key). */
+#define ND_JNOTE_MAX 8
+typedef struct nd_jkey {
+	const char *s;
+	size_t n;
+} nd_jkey;
+typedef struct nd_jnote {
+	const nd_jkey *want;
+	unsigned nwant;		/* at most ND_JNOTE_MAX */
+	uint8_t bylen[32];	/* 1 + the first wanted key of length n */
+	uint8_t next[ND_JNOTE_MAX];	/* 1 + the next one of its length */
+	unsigned esc;
+	uint8_t count[ND_JNOTE_MAX];
+	nd_jval val[ND_JNOTE_MAX];
+} nd_jnote;
+
+/* Set want, nwant and lens. */
+void nd_jnote_init(nd_jnote *note, const nd_jkey *want, unsigned nwant);
+/* nd_jobj_next that, when the member's key is `on` (a key of onlen bytes,
+ * no escapes) and its value an object, notes that object's members in
+ * note (counts reset first) and returns 2 instead of 1. */
+int nd_jobj_next_noting(nd_jiter *it, nd_jval *key, nd_jval *val,
+    nd_jerr *e, const char *on, size_t onlen, nd_jnote *note);
+
 /* Array elements likewise. */
 void nd_jaiter_init(nd_jiter *it, const nd_jval *arr, const char *base);
 int nd_jaiter_next(nd_jiter *it, nd_jval *val, nd_jerr *e);

@@ -86,11 +86,17 @@ arg_int(const nd_event *ev, const char *key, int64_t *out)
 	return 0;
 }
 
+/* args may have a step_num member: what the decoder noted, else a search
+ * (a cheap test before arg_int's walk). */
 static int
-args_mention(const nd_event *ev, const char *quoted)
+args_mention_step_num(const nd_event *ev)
 {
-	return ev->args.type == ND_JOBJ &&
-	    memmem(ev->args.raw, ev->args.len, quoted, strlen(quoted)) != NULL;
+	nd_jval v;
+	int c = nd_event_arg_noted(ev, ND_ARG_STEP_NUM, &v);
+
+	if (c >= 0)
+		return c > 0;
+	return memmem(ev->args.raw, ev->args.len, "\"step_num\"", 10) != NULL;
 }
 
 /* A host span that waits for the device to drain: CUDA/HIP
@@ -120,7 +126,7 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 			if (m[1].rm_so >= 0 && parse_int(ev->name.p + m[1].rm_so,
 			    (size_t)(m[1].rm_eo - m[1].rm_so), &r->num))
 				r->has_num = 1;
-			else if (args_mention(ev, "\"step_num\"") &&
+			else if (args_mention_step_num(ev) &&
 			    arg_int(ev, "step_num", &r->num))
 				r->has_num = 1;
 			else {
@@ -146,7 +152,7 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 			r->has_num = parse_int(ev->name.p + 13, ev->name.n - 13,
 			    &r->num);
 		} else if (r->kind == ND_KIND_HOST &&
-		    args_mention(ev, "\"step_num\"") &&
+		    args_mention_step_num(ev) &&
 		    arg_int(ev, "step_num", &r->num)) {
 			r->marker = ND_SM_STEPNUM;
 			r->has_num = 1;
@@ -555,8 +561,27 @@ op_flops(const nd_event *ev, double *out)
 	const char *p, *end;
 	int got = 0;
 
-	if (ev->args.type != ND_JOBJ ||
-	    memmem(ev->args.raw, ev->args.len, "flops\"", 6) == NULL)
+	nd_jval v1 = { ND_JNONE, NULL, 0, 0 }, v2 = v1;
+	int cm, cf;
+
+	if (ev->args.type != ND_JOBJ)
+		return 0;
+	/* at most one of each key: what the decoder noted; else walk (the
+	 * first numeric model_flops, else the last numeric flops) */
+	cm = nd_event_arg_noted(ev, ND_ARG_MODEL_FLOPS, &v1);
+	cf = nd_event_arg_noted(ev, ND_ARG_FLOPS, &v2);
+	if (cm >= 0 && cf >= 0 && cm < 2 && cf < 2) {
+		if (cm == 1 && v1.type == ND_JNUM) {
+			*out = num_value(v1.raw, v1.len);
+			return 1;
+		}
+		if (cf == 1 && v2.type == ND_JNUM) {
+			*out = num_value(v2.raw, v2.len);
+			return 1;
+		}
+		return 0;
+	}
+	if (memmem(ev->args.raw, ev->args.len, "flops\"", 6) == NULL)
 		return 0;
 	p = ev->args.raw + 1;
 	end = ev->args.raw + ev->args.len - 1;
