@@ -26,6 +26,17 @@
  * memory and read windows, sort buffers (at most half the largest
  * timeline, usually far less), interned strings.
  *
+ * An ordered input (every timeline already in output order in the file,
+ * without B/E pairs) needs none of that: the output order is then the
+ * file order.  So a regular file is read as above while every timeline
+ * stays ordered; past a budget of records (BUDGET) the records are
+ * dropped and the rest of the file only prescanned (names, origin, steps,
+ * counts, and the launch table: correlation -> scope and step of the
+ * launching host op, 24 bytes a launch); then the file is read again and
+ * each record written as it comes, its scope from a nesting stack per
+ * timeline.  Disorder found after the switch restarts the conversion
+ * buffered.  Same bytes out either way.
+ *
  * The rules (what is a scope element, the origin, skipped vs fatal) are
  * documented in chrome2ndjson(1); keep the two in step.
  */
@@ -49,6 +60,7 @@
 #include <strings.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 static const char usage_text[] =
 "usage: chrome2ndjson [-hqV] [--no-args] [--no-flows] [-o file] [--rank n] "
@@ -74,6 +86,8 @@ struct opts {
 	int64_t rank;
 	const nd_rules *rules;
 	int quiet, no_args, no_flows;
+	size_t budget;		/* records buffered before streaming; 0 default */
+	int stats;		/* say on stderr which path was taken */
 };
 
 /* ---------- records and tables ---------- */
@@ -129,6 +143,10 @@ typedef struct tl {
 	rec *v;
 	size_t n, cap, pos;
 	nd_buf frag;		/* ,"pid":..,"tid":.. ... ,"rank":.. */
+	struct frame *fr;	/* open spans of the walk (walk_one) */
+	size_t nfr, capfr;
+	int64_t lts, ldur;	/* last record read: is the order kept? */
+	uint8_t ltie, lany;
 } tl;
 
 enum skip_reason {
@@ -174,6 +192,9 @@ typedef struct src {
 	nd_spool *spool;
 	nd_intern *strs, *cats, *scopes;
 	nd_intern *opkeys, *pkeys, *tlkeys, *joinkeys;
+	nd_intern *tfops;	/* args.tf_op as written -> tfmap */
+	uint32_t *tfmap;	/* scopes id, NONE32 */
+	size_t captfmap;
 	op *ops;
 	size_t nops, capops;
 	proc *procs;
@@ -193,8 +214,6 @@ typedef struct src {
 	size_t nsteps, capsteps;
 	launch *launches;
 	size_t nlaunches, caplaunches;
-	frame *frames;
-	size_t capframes;
 	extra *extras;
 	size_t capextras;
 	nd_jval *akeys;		/* names of the args members of this event */
@@ -225,7 +244,32 @@ typedef struct src {
 	size_t lastpn, lasttn;
 	uint32_t lasttl;
 	char sha[65];
+	/* the ordered path (see the top of the file) */
+	int mode;		/* M_* */
+	int adaptive;		/* may leave M_BUFFER at the budget */
+	int unordered;		/* a timeline out of order, or B/E pairs */
+	int dev_nocorr, lflow_f;	/* flow_corr() may be needed */
+	int defer;		/* warnings kept in pending until read */
+	int unclosed;		/* nd_chrome_unclosed() of the first read */
+	size_t nrecs;
+	struct plaunch *plaunches;
+	size_t nplaunches, capplaunches;
+	nd_buf pending;		/* deferred warnings, NUL terminated */
+	nd_buf sargs;		/* M_PRESCAN, M_STREAM: args of the event */
+	size_t nsargs;
+	struct fmt *sf;		/* M_STREAM: the formatter and output */
+	nd_out *out;
 } src;
+
+enum {
+	M_BUFFER,		/* records kept, written after the read */
+	M_PRESCAN,		/* ordered so far: only what pass 2 needs */
+	M_DROP,			/* disorder after the switch: restart buffered */
+	M_STREAM		/* pass 2: each record written as it comes */
+};
+
+/* Records buffered before an ordered file is streamed instead. */
+#define BUDGET ((size_t)1 << 18)
 
 /* ---------- small helpers ---------- */
 
@@ -244,8 +288,23 @@ warn_add(src *s, const char *fmt, ...)
 	if (s->warnings.len > 0)
 		nd_buf_addc(&s->warnings, ',');
 	nd_json_put_str(&s->warnings, msg, strlen(msg));
-	if (!s->o->quiet)
+	if (s->o->quiet)
+		return;
+	if (s->defer)
+		nd_buf_add(&s->pending, msg, strlen(msg) + 1);
+	else
 		nd_warn("%s: %s", s->path, msg);
+}
+
+/* Warnings of the read are printed once it is over: a read that ends in a
+ * restart prints nothing. */
+static void
+warn_flush(src *s)
+{
+	for (size_t i = 0; i < s->pending.len; i += strlen(s->pending.p + i) + 1)
+		nd_warn("%s: %s", s->path, s->pending.p + i);
+	nd_buf_reset(&s->pending);
+	s->defer = 0;
 }
 
 static uint32_t
@@ -984,6 +1043,10 @@ detok(const src *s, nd_buf *b, const char *p, size_t n)
 static uint64_t
 args_commit(src *s, char *d, size_t n)
 {
+	if (s->mode != M_BUFFER) {
+		s->nsargs = n;	/* in s->sargs until the next event */
+		return 0;
+	}
 	if (n < ARGS_LONG)
 		return nd_spool_commit(s->spool, n) << 24 | n;
 	memmove(d + 8, d, n);
@@ -1090,6 +1153,30 @@ metadata(src *s, const nd_jval *name, const nd_jval *pid, const nd_jval *tid,
 	}
 }
 
+static void rec_done(src *s, uint32_t ti, rec *r);
+
+/* The scope of an args.tf_op, normalized once per distinct value (XLA
+ * traces repeat a few hundred long ones). */
+static uint32_t
+tfop_scope(src *s, const nd_jval *v)
+{
+	uint32_t cnt = nd_intern_count(s->tfops);
+	uint32_t id = nd_intern_id(s->tfops, v->raw, v->len);
+	size_t n;
+
+	if (id < cnt)
+		return s->tfmap[id];
+	nd_grow(&s->tfmap, &s->captfmap, (size_t)id + 1, sizeof *s->tfmap);
+	s->tfmap[id] = NONE32;
+	nd_buf_reset(&s->scratch);
+	nd_json_unescape(v, &s->scratch);
+	nd_buf_reset(&s->scratch2);
+	n = nd_scope_normalize(s->scratch.p, s->scratch.len, 1, &s->scratch2);
+	if (n > 0)
+		s->tfmap[id] = intern(s->scopes, s->scratch2.p, n);
+	return s->tfmap[id];
+}
+
 static void
 event(src *s, const nd_chrome_item *it)
 {
@@ -1106,7 +1193,7 @@ event(src *s, const nd_chrome_item *it)
 	uint64_t a = ARGS_NONE;
 	char *d0, *o;
 	idk pk, tk;
-	rec *r;
+	rec rv, *r;
 
 	if (s->nev >= UINT32_MAX)
 		nd_chrome_die(s->ch, it->off, "more than 4294967295 events");
@@ -1119,7 +1206,13 @@ event(src *s, const nd_chrome_item *it)
 	sp.device = -1;
 	s->nakeys = 0;
 	/* args are written straight into the spool (committed if kept) */
-	d0 = o = nd_spool_reserve(s->spool, it->val.len + 16);
+	if (s->mode == M_BUFFER)
+		d0 = o = nd_spool_reserve(s->spool, it->val.len + 16);
+	else {
+		nd_buf_reset(&s->sargs);
+		nd_buf_reserve(&s->sargs, it->val.len + 16);
+		d0 = o = s->sargs.p;
+	}
 	p = it->val.raw + 1;
 	while (obj_key(&p, end, &k)) {
 		const char *kp = k.raw + 1;
@@ -1207,7 +1300,8 @@ extra:
 	if (args.type == ND_JNULL)
 		args.type = ND_JNONE;
 	if (c == 'M') {
-		metadata(s, &name, &pid, &tid, &sp);
+		if (s->mode != M_STREAM)	/* names are final by then */
+			metadata(s, &name, &pid, &tid, &sp);
 		return;
 	}
 	switch (c) {
@@ -1359,17 +1453,8 @@ extra:
 	    intern(s->strs, "", 0);
 	if (sp.lname.type == ND_JSTR)
 		lname = intern_jstr(s, s->strs, &sp.lname);
-	if (sp.tfop.type == ND_JSTR) {
-		size_t n;
-
-		nd_buf_reset(&s->scratch);
-		nd_json_unescape(&sp.tfop, &s->scratch);
-		nd_buf_reset(&s->scratch2);
-		n = nd_scope_normalize(s->scratch.p, s->scratch.len, 1,
-		    &s->scratch2);
-		if (n > 0)
-			tfscope = intern(s->scopes, s->scratch2.p, n);
-	}
+	if (sp.tfop.type == ND_JSTR)
+		tfscope = tfop_scope(s, &sp.tfop);
 	/* The timeline: the last one again (common), else a lookup. */
 	if (!async && pid.raw != NULL && tid.raw != NULL &&
 	    pid.len < sizeof s->lastp && tid.len < sizeof s->lastt &&
@@ -1405,7 +1490,7 @@ extra:
 		if (kind == K_B || kind == K_E)
 			tp->has_be = 1;
 		if (kind == K_SPAN && (po->flags & OP_STEP) &&
-		    !(po->flags & OP_DEVICE)) {
+		    !(po->flags & OP_DEVICE) && s->mode != M_STREAM) {
 			nd_grow(&s->steps, &s->capsteps, s->nsteps + 1,
 			    sizeof *s->steps);
 			s->steps[s->nsteps].ts = tsns;
@@ -1413,7 +1498,7 @@ extra:
 			s->steps[s->nsteps].n = po->stepno;
 			s->nsteps++;
 		}
-		r = tl_push(tp);
+		r = &rv;
 		r->ts = tsns;
 		r->dur = durns;
 		r->args = a;
@@ -1422,6 +1507,7 @@ extra:
 		r->seq = (uint32_t)(s->nev - 1);
 		r->kind = (uint8_t)kind;
 		r->flags = (uint8_t)flags;
+		rec_done(s, t, r);
 	}
 	if (!s->any_ts || tsns < s->min_ts)
 		s->min_ts = tsns;
@@ -1909,47 +1995,73 @@ flow_corr(const src *s, const tl *t, size_t i, int64_t *corr)
 	return 0;
 }
 
+/* One record of a timeline, in output order: the scope and step of the
+ * spans enclosing it (t->fr, the open ones), before step_at. */
+static uint64_t
+walk_one(src *s, tl *t, const rec *r)
+{
+	const op *o = &s->ops[r->op];
+	uint32_t scope = NONE32, elem = NONE32;
+	int32_t step = NOSTEP;
+
+	while (t->nfr > 0 && t->fr[t->nfr - 1].end <= r->ts)
+		t->nfr--;
+	if (t->nfr > 0) {
+		scope = t->fr[t->nfr - 1].scope;
+		elem = t->fr[t->nfr - 1].elem;
+		step = t->fr[t->nfr - 1].step;
+	}
+	if (r->kind == K_SPAN && r->dur > 0) {
+		frame f = { r->ts + r->dur, scope, elem, step };
+
+		if (o->flags & OP_STEP)
+			f.step = o->stepno;
+		else if (o->flags & OP_ANNOT)
+			f.scope = scope_join(s, scope, elem, o->elem, &f.elem);
+		nd_grow(&t->fr, &t->capfr, t->nfr + 1, sizeof *t->fr);
+		t->fr[t->nfr++] = f;
+	}
+	if (o->flags & OP_STEP)
+		step = o->stepno;
+	if (o->tfscope != NONE32)
+		scope = o->tfscope;
+	return pack(scope, step);
+}
+
+/* Host records outside every step span: the step whose window holds them
+ * (any timeline's). */
+static uint64_t
+step_fill(const src *s, const rec *r, uint64_t packed)
+{
+	if ((int32_t)(uint32_t)packed == NOSTEP && s->nsteps > 0 &&
+	    !(s->ops[r->op].flags & OP_DEVICE))
+		return pack((uint32_t)(packed >> 32), step_at(s, r->ts));
+	return packed;
+}
+
+/* Does a host record launch device work (its scope and step go to the
+ * device ops of the same correlation id)? */
+static int
+is_launch(const src *s, const rec *r)
+{
+	if (r->kind == K_SPAN)
+		return (r->flags & F_CORR) != 0;
+	return r->kind == K_FLOW && (r->flags & F_FMASK) == F_FS &&
+	    !(r->flags & F_STRID) && (s->ops[r->op].flags & OP_LAUNCHFLOW);
+}
+
 /* Walk a sorted timeline: each record gets the scope and step of the spans
  * enclosing it; host launches are recorded, device ops take their
  * launch's.  The result replaces corr (except for flows). */
 static void
 walk(src *s, tl *t)
 {
-	size_t nf = 0;
-
+	t->nfr = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		rec *r = &t->v[i];
 		const op *o = &s->ops[r->op];
-		uint32_t scope = NONE32, elem = NONE32;
-		int32_t step = NOSTEP;
-		uint64_t packed;
+		uint64_t packed = step_fill(s, r, walk_one(s, t, r));
 
-		while (nf > 0 && s->frames[nf - 1].end <= r->ts)
-			nf--;
-		if (nf > 0) {
-			scope = s->frames[nf - 1].scope;
-			elem = s->frames[nf - 1].elem;
-			step = s->frames[nf - 1].step;
-		}
-		if (r->kind == K_SPAN && r->dur > 0) {
-			frame f = { r->ts + r->dur, scope, elem, step };
-
-			if (o->flags & OP_STEP)
-				f.step = o->stepno;
-			else if (o->flags & OP_ANNOT)
-				f.scope = scope_join(s, scope, elem, o->elem,
-				    &f.elem);
-			nd_grow(&s->frames, &s->capframes, nf + 1,
-			    sizeof *s->frames);
-			s->frames[nf++] = f;
-		}
-		if (o->flags & OP_STEP)
-			step = o->stepno;
-		if (o->tfscope != NONE32)
-			scope = o->tfscope;
-		if (step == NOSTEP && !(o->flags & OP_DEVICE) && s->nsteps > 0)
-			step = step_at(s, r->ts);
-		packed = pack(scope, step);
 		if (o->flags & OP_DEVICE) {
 			int64_t corr = r->corr;
 			int has = (r->flags & F_CORR) ? 1 :
@@ -1960,10 +2072,7 @@ walk(src *s, tl *t)
 				packed = l->packed;
 		} else if (t->has_device)
 			;	/* launches are sorted by now: none added */
-		else if (r->kind == K_SPAN && (r->flags & F_CORR))
-			launch_add(s, r->corr, packed);
-		else if (r->kind == K_FLOW && (r->flags & F_FMASK) == F_FS &&
-		    !(r->flags & F_STRID) && (o->flags & OP_LAUNCHFLOW))
+		else if (is_launch(s, r))
 			launch_add(s, r->corr, packed);
 		if (r->kind != K_FLOW)
 			r->corr = (int64_t)packed;
@@ -2240,6 +2349,11 @@ put_args(fmt *f, nd_buf *b, const char *key, uint64_t a)
 
 	if (a == ARGS_NONE)
 		return;
+	if (f->rd == NULL) {	/* M_STREAM: the args of this event */
+		nd_buf_adds(b, key);
+		detok(f->s, b, f->s->sargs.p, f->s->nsargs);
+		return;
+	}
 	if (n == ARGS_LONG) {
 		uint64_t l;
 
@@ -2347,6 +2461,189 @@ put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
 	nd_buf_add(b, "}\n", 2);
 }
 
+/* ---------- the ordered path ---------- */
+
+/* A launch found by the prescan.  Its step is not known yet when no span
+ * of its own timeline gives one (step_at needs every step), nor whether
+ * its timeline will turn out to hold device ops (then it is no launch). */
+typedef struct plaunch {
+	int64_t corr;
+	int64_t x;		/* the step when tl has PL_STEP, else ts */
+	uint32_t scope;
+	uint32_t tl;		/* timeline | PL_STEP */
+} plaunch;
+
+#define PL_STEP 0x80000000u
+
+static int
+streamable(const src *s)
+{
+	return !s->unordered && !(s->dev_nocorr && s->lflow_f);
+}
+
+/* What the prescan keeps of a record: the nesting of its timeline, and
+ * the launch table. */
+static void
+prescan_rec(src *s, tl *t, uint32_t ti, const rec *r)
+{
+	uint64_t packed = walk_one(s, t, r);
+	int32_t step = (int32_t)(uint32_t)packed;
+	plaunch *p;
+
+	if ((s->ops[r->op].flags & OP_DEVICE) || !is_launch(s, r))
+		return;
+	nd_grow(&s->plaunches, &s->capplaunches, s->nplaunches + 1,
+	    sizeof *s->plaunches);
+	p = &s->plaunches[s->nplaunches++];
+	p->corr = r->corr;
+	p->scope = (uint32_t)(packed >> 32);
+	p->tl = step != NOSTEP ? ti | PL_STEP : ti;
+	p->x = step != NOSTEP ? step : r->ts;
+}
+
+/* The launch table of walk() from the prescan's (steps sorted), built in
+ * place: a launch is smaller than a plaunch. */
+static void
+launches_from_prescan(src *s)
+{
+	char *base = (char *)s->plaunches;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nplaunches; i++) {
+		plaunch p;
+		launch l;
+
+		memcpy(&p, base + i * sizeof p, sizeof p);
+		if (s->tls[p.tl & ~PL_STEP].has_device)
+			continue;
+		l.corr = p.corr;
+		l.packed = pack(p.scope, (p.tl & PL_STEP) ? (int32_t)p.x :
+		    step_at(s, p.x));
+		memcpy(base + n++ * sizeof l, &l, sizeof l);
+	}
+	s->launches = (launch *)(void *)base;
+	s->nlaunches = n;
+	s->caplaunches = s->capplaunches * sizeof(plaunch) / sizeof(launch);
+	s->plaunches = NULL;
+	s->nplaunches = s->capplaunches = 0;
+	nd_sort(s->launches, s->nlaunches, sizeof *s->launches, cmp_launch,
+	    NULL);
+}
+
+/* The budget is reached on a regular file: if it is ordered so far, walk
+ * what is buffered as the prescan would have, drop it, and prescan the
+ * rest. */
+static void
+budget_reached(src *s)
+{
+	s->adaptive = 0;
+	if (!streamable(s))
+		return;
+	for (size_t ti = 0; ti < s->ntls; ti++) {
+		tl *t = &s->tls[ti];
+
+		for (size_t i = 0; i < t->n; i++)
+			prescan_rec(s, t, (uint32_t)ti, &t->v[i]);
+		free_array(t->v, t->cap * sizeof *t->v);
+		t->v = NULL;
+		t->n = t->cap = 0;
+	}
+	nd_spool_free(s->spool);
+	s->spool = nd_spool_new();
+	s->mode = M_PRESCAN;
+}
+
+static void
+scope_frag(src *s, uint32_t id)
+{
+	if (id >= s->capscopej) {
+		size_t old = s->capscopej, c = old * 2 > id ? old * 2 : id + 1;
+
+		s->scopej = nd_xrealloc(s->scopej, c * sizeof *s->scopej);
+		memset(s->scopej + old, 0, (c - old) * sizeof *s->scopej);
+		s->capscopej = c;
+	}
+	if (s->scopej[id] == 0) {
+		size_t n;
+		const char *p = istr(s->scopes, id, &n);
+
+		s->scopej[id] = frag_json(s, ",\"scope\":", p, n);
+	}
+}
+
+/* Pass 2: walk() and put_rec() for one record.  No flow_corr(): an input
+ * that would need it is not streamed. */
+static void
+stream_rec(src *s, tl *t, uint32_t ti, rec *r)
+{
+	const op *o = &s->ops[r->op];
+	uint64_t packed = step_fill(s, r, walk_one(s, t, r));
+
+	if ((o->flags & OP_DEVICE) && (r->flags & F_CORR)) {
+		const launch *l = launch_find(s, r->corr);
+
+		if (l != NULL)
+			packed = l->packed;
+	}
+	if (r->kind != K_FLOW) {
+		r->corr = (int64_t)packed;
+		if ((uint32_t)(packed >> 32) != NONE32)
+			scope_frag(s, (uint32_t)(packed >> 32));
+	}
+	if (r->kind == K_SPAN)
+		cls_frag(s, r->op, ti);
+	put_rec(s->sf, nd_out_buf(s->out), ti, r);
+	nd_out_commit(s->out);
+}
+
+/* Is the input still one that can be streamed?  Each timeline must come
+ * in the order of cmp_rec (nd_sort is stable: ties keep file order). */
+static void
+order_note(src *s, tl *t, uint32_t ti, const rec *r)
+{
+	int64_t d = r->kind == K_SPAN ? r->dur : -1;
+	uint8_t tie = s->ops[r->op].tie;
+
+	if (t->lany && (r->ts < t->lts || (r->ts == t->lts &&
+	    (d > t->ldur || (d == t->ldur && tie < t->ltie)))))
+		s->unordered = 1;
+	t->lts = r->ts;
+	t->ldur = d;
+	t->ltie = tie;
+	t->lany = 1;
+	if (r->kind == K_B || r->kind == K_E || ti >= PL_STEP)
+		s->unordered = 1;
+	if ((s->ops[r->op].flags & OP_DEVICE) && r->kind != K_FLOW &&
+	    !(r->flags & F_CORR))
+		s->dev_nocorr = 1;
+	if (r->kind == K_FLOW && (r->flags & F_FMASK) == F_FF &&
+	    !(r->flags & F_STRID) && (s->ops[r->op].flags & OP_LAUNCHFLOW))
+		s->lflow_f = 1;
+}
+
+/* A decoded record, by mode. */
+static void
+rec_done(src *s, uint32_t ti, rec *r)
+{
+	tl *t = &s->tls[ti];
+
+	if (s->mode == M_STREAM) {
+		stream_rec(s, t, ti, r);
+		return;
+	}
+	if (s->adaptive || s->mode != M_BUFFER)
+		order_note(s, t, ti, r);
+	if (s->mode == M_BUFFER) {
+		*tl_push(t) = *r;
+		if (s->adaptive && ++s->nrecs >= (s->o->budget > 0 ?
+		    s->o->budget : BUDGET))
+			budget_reached(s);
+	} else if (!streamable(s))
+		s->mode = M_DROP;
+	else
+		prescan_rec(s, t, ti, r);
+}
+
 /* Rank from "rank3", "rank-3", "rank_3" in the file name. */
 static int
 rank_from_name(const char *path, int64_t *rank)
@@ -2452,7 +2749,7 @@ write_end(src *s, nd_buf *b)
 	nd_buf_adds(b, s->sha);
 	nd_buf_adds(b, "\",\"suspected_truncation\":");
 	{
-		int trunc = s->overflowed || nd_chrome_unclosed(s->ch) ||
+		int trunc = s->overflowed || s->unclosed ||
 		    s->nx == 1000000 || s->nx == 5000000 ||
 		    s->ntimed == 1000000 || s->ntimed == 5000000;
 
@@ -2469,6 +2766,7 @@ src_free(src *s)
 	for (size_t i = 0; i < s->ntls; i++) {
 		free_array(s->tls[i].v, s->tls[i].cap * sizeof *s->tls[i].v);
 		nd_buf_free(&s->tls[i].frag);
+		free(s->tls[i].fr);
 	}
 	free(s->tls);
 	free(s->procs);
@@ -2478,7 +2776,9 @@ src_free(src *s)
 	free(s->catcount);
 	free(s->steps);
 	free(s->launches);
-	free(s->frames);
+	free(s->plaunches);
+	nd_buf_free(&s->pending);
+	nd_buf_free(&s->sargs);
 	free(s->extras);
 	free(s->scopej);
 	free(s->devids);
@@ -2489,6 +2789,8 @@ src_free(src *s)
 	nd_intern_free(s->pkeys);
 	nd_intern_free(s->tlkeys);
 	nd_intern_free(s->joinkeys);
+	nd_intern_free(s->tfops);
+	free(s->tfmap);
 	nd_intern_free(s->kdict);
 	free(s->akeys);
 	nd_map64_free(s->clsfrag);
@@ -2532,6 +2834,7 @@ typedef struct reader {
 	pthread_cond_t cv;
 	batch b[NBATCH];
 	size_t w, r;		/* batches filled / consumed */
+	int stop;		/* end early: the read is of no use */
 } reader;
 
 static size_t
@@ -2560,22 +2863,23 @@ reader_main(void *arg)
 
 	for (;;) {
 		batch *b;
-		int last = 0;
+		int last = 0, stop;
 
 		pthread_mutex_lock(&rd->mu);
 		while (rd->w - rd->r == NBATCH)
 			pthread_cond_wait(&rd->cv, &rd->mu);
+		stop = rd->stop;
 		pthread_mutex_unlock(&rd->mu);
 		b = &rd->b[rd->w % NBATCH];
 		b->len = b->n = 0;
-		b->last = 0;
+		b->last = last = stop;
 		if (b->cap > 4 * BATCH_BYTES) {
 			/* after a huge event: give the memory back */
 			free(b->buf);
 			b->buf = NULL;
 			b->cap = 0;
 		}
-		while (b->len < BATCH_BYTES && b->n < BATCH_ITEMS) {
+		while (!stop && b->len < BATCH_BYTES && b->n < BATCH_ITEMS) {
 			nd_chrome_item it;
 			bitem *x;
 
@@ -2907,10 +3211,11 @@ read_all(src *s)
 	pthread_mutex_init(&rd.mu, NULL);
 	pthread_cond_init(&rd.cv, NULL);
 	if (pthread_create(&rd.th, NULL, reader_main, &rd) != 0) {
-		while ((k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
+		while (s->mode != M_DROP &&
+		    (k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
 			if (k == ND_CHROME_EVENT)
 				event(s, &it);
-			else
+			else if (s->mode != M_STREAM)
 				member(s, &it);
 		}
 		done = 1;
@@ -2918,13 +3223,19 @@ read_all(src *s)
 	while (!done) {
 		batch *b = reader_next(&rd);
 
-		for (size_t i = 0; i < b->n; i++) {
+		for (size_t i = 0; i < b->n && s->mode != M_DROP; i++) {
 			if (b->items[i].it.kind == ND_CHROME_EVENT)
 				event(s, &b->items[i].it);
-			else
+			else if (s->mode != M_STREAM)
 				member(s, &b->items[i].it);
 		}
 		done = b->last;
+		if (s->mode == M_DROP) {
+			/* a restart follows: the reader ends at its next batch */
+			pthread_mutex_lock(&rd.mu);
+			rd.stop = 1;
+			pthread_mutex_unlock(&rd.mu);
+		}
 		reader_release(&rd);
 	}
 	if (rd.w > 0 || rd.r > 0)
@@ -2937,48 +3248,221 @@ read_all(src *s)
 	pthread_cond_destroy(&rd.cv);
 }
 
+/* The counts of the first read, which the second one repeats. */
+typedef struct counts {
+	uint64_t phases[128], skipped[SK_NREASONS];
+	uint64_t nev, nmeta, nx, ntimed;
+	int64_t min_ts, max_ts;
+	uint64_t *catcount;
+} counts;
+
 static void
-convert(const char *path, const struct opts *o, nd_out *out)
+counts_save(const src *s, counts *c)
+{
+	memcpy(c->phases, s->phases, sizeof c->phases);
+	memcpy(c->skipped, s->skipped, sizeof c->skipped);
+	c->nev = s->nev;
+	c->nmeta = s->nmeta;
+	c->nx = s->nx;
+	c->ntimed = s->ntimed;
+	c->min_ts = s->min_ts;
+	c->max_ts = s->max_ts;
+	c->catcount = nd_xmalloc((s->capcat + 1) * sizeof *c->catcount);
+	if (s->capcat > 0)
+		memcpy(c->catcount, s->catcount, s->capcat *
+		    sizeof *c->catcount);
+}
+
+static void
+counts_restore(src *s, counts *c)
+{
+	memcpy(s->phases, c->phases, sizeof c->phases);
+	memcpy(s->skipped, c->skipped, sizeof c->skipped);
+	s->nev = c->nev;
+	s->nmeta = c->nmeta;
+	s->nx = c->nx;
+	s->ntimed = c->ntimed;
+	s->min_ts = c->min_ts;
+	s->max_ts = c->max_ts;
+	if (s->capcat > 0)
+		memcpy(s->catcount, c->catcount, s->capcat *
+		    sizeof *s->catcount);
+	free(c->catcount);
+}
+
+/* Pass 2 of the ordered path: read the file again (bytes: what the first
+ * read had), writing each record as it comes. */
+static void
+stream_pass(src *s, const char *path, nd_out *out, int64_t shift,
+    uint64_t bytes)
+{
+	counts c;
+	fmt f;
+	nd_in *in;
+
+	memset(&f, 0, sizeof f);
+	f.s = s;
+	f.shift = shift;
+	s->sf = &f;
+	s->out = out;
+	counts_save(s, &c);
+	s->nev = 0;
+	for (size_t i = 0; i < s->ntls; i++)
+		s->tls[i].nfr = 0;
+	s->lasttl = NONE32;
+	s->mode = M_STREAM;
+	in = nd_in_open(path);
+	s->ch = nd_chrome_open(in);
+	read_all(s);
+	if (s->nev != c.nev || nd_in_offset(in) != bytes)
+		nd_die(ND_EXIT_ERROR, "%s: the input changed while it was read",
+		    s->path);
+	nd_chrome_close(s->ch);
+	s->ch = NULL;
+	nd_in_close(in);
+	counts_restore(s, &c);
+	s->spans = f.spans;
+	s->instants = f.instants;
+	s->counters = f.counters;
+	s->flows = f.flows;
+	s->skipped[SK_TS_RANGE] += f.ts_range;
+}
+
+/* Phase 2 of the buffered path: pairs, order, scopes and steps. */
+static void
+settle(src *s)
+{
+	for (size_t i = 0; i < s->ntls; i++)
+		if (s->tls[i].has_be || s->tls[i].async)
+			match_pairs(s, &s->tls[i]);
+	sort_all(s);
+	nd_sort(s->steps, s->nsteps, sizeof *s->steps, cmp_step, NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < s->ntls; i++)
+			if (s->tls[i].has_device == pass)
+				walk(s, &s->tls[i]);
+		if (pass == 0)
+			nd_sort(s->launches, s->nlaunches, sizeof *s->launches,
+			    cmp_launch, NULL);
+	}
+	free(s->launches);
+	s->launches = NULL;
+	s->nlaunches = s->caplaunches = 0;
+}
+
+static void
+read_warnings(src *s)
+{
+	warn_flush(s);
+	if (s->unclosed)
+		warn_add(s, "the event array is not closed (allowed by the "
+		    "Trace Event Format, but the file may be truncated)");
+	if (s->overflowed)
+		warn_add(s, "the profiler reported trace_buffer_overflowed: "
+		    "events were lost");
+	if (s->nx == 1000000 || s->nx == 5000000 || s->ntimed == 1000000 ||
+	    s->ntimed == 5000000)
+		warn_add(s, "exactly %llu events: the count of a known export "
+		    "cap, the trace is probably truncated",
+		    (unsigned long long)(s->nx == 1000000 || s->nx == 5000000 ?
+		    s->nx : s->ntimed));
+}
+
+static void
+end_warnings(src *s)
+{
+	uint64_t bad = 0, un = s->skipped[SK_UNSUPPORTED];
+
+	if (s->skipped[SK_UNMATCHED_B] > 0)
+		warn_add(s, "skipped %llu B (begin) event%s without an E",
+		    (unsigned long long)s->skipped[SK_UNMATCHED_B],
+		    s->skipped[SK_UNMATCHED_B] == 1 ? "" : "s");
+	if (s->skipped[SK_UNMATCHED_E] > 0)
+		warn_add(s, "skipped %llu E (end) event%s without a B",
+		    (unsigned long long)s->skipped[SK_UNMATCHED_E],
+		    s->skipped[SK_UNMATCHED_E] == 1 ? "" : "s");
+	if (s->skipped[SK_UNMATCHED_ASYNC_B] + s->skipped[SK_UNMATCHED_ASYNC_E] > 0)
+		warn_add(s, "skipped %llu async begin and %llu async end "
+		    "events without a partner",
+		    (unsigned long long)s->skipped[SK_UNMATCHED_ASYNC_B],
+		    (unsigned long long)s->skipped[SK_UNMATCHED_ASYNC_E]);
+	for (int r = 0; r < SK_NREASONS; r++)
+		if (r != SK_UNMATCHED_B && r != SK_UNMATCHED_E &&
+		    r != SK_UNMATCHED_ASYNC_B && r != SK_UNMATCHED_ASYNC_E &&
+		    r != SK_FLOW_DROPPED && r != SK_UNSUPPORTED)
+			bad += s->skipped[r];
+	if (bad > 0)
+		warn_add(s, "skipped %llu malformed event%s (see "
+		    "\"skipped\" in the end record)",
+		    (unsigned long long)bad, bad == 1 ? "" : "s");
+	if (un > 0)
+		warn_add(s, "skipped %llu event%s of %s phase%s",
+		    (unsigned long long)un, un == 1 ? "" : "s",
+		    un == 1 ? "an unsupported" : "unsupported",
+		    un == 1 ? "" : "s");
+}
+
+static void
+src_init(src *s, const struct opts *o, int adaptive)
+{
+	memset(s, 0, sizeof *s);
+	s->o = o;
+	s->strs = nd_intern_new();
+	s->cats = nd_intern_new();
+	s->scopes = nd_intern_new();
+	s->opkeys = nd_intern_new();
+	s->pkeys = nd_intern_new();
+	s->tlkeys = nd_intern_new();
+	s->joinkeys = nd_intern_new();
+	s->tfops = nd_intern_new();
+	s->kdict = nd_intern_new();
+	s->clsfrag = nd_map64_new();
+	s->spool = nd_spool_new();
+	s->lasttl = NONE32;
+	s->mode = M_BUFFER;
+	s->adaptive = adaptive;
+	s->defer = 1;
+	nd_buf_add(&s->frags, "", 0);
+	nd_buf_addc(&s->frags, 0);	/* offset 0 means "unset" */
+}
+
+static void
+stats(const src *s, const char *what)
+{
+	if (s->o->stats)
+		fprintf(stderr, "chrome2ndjson: %s: %s\n", s->path, what);
+}
+
+/* One conversion; 1 (nothing written) when an input that was streamed
+ * turns out not to be ordered after all: convert it again buffered. */
+static int
+convert_try(const char *path, const struct opts *o, nd_out *out,
+    int adaptive)
 {
 	src s;
 	nd_in *in;
 	int64_t shift = 0, origin;
+	uint64_t bytes;
 	nd_buf *b;
 
-	memset(&s, 0, sizeof s);
-	s.o = o;
-	s.strs = nd_intern_new();
-	s.cats = nd_intern_new();
-	s.scopes = nd_intern_new();
-	s.opkeys = nd_intern_new();
-	s.pkeys = nd_intern_new();
-	s.tlkeys = nd_intern_new();
-	s.joinkeys = nd_intern_new();
-	s.kdict = nd_intern_new();
-	s.clsfrag = nd_map64_new();
-	s.spool = nd_spool_new();
-	s.lasttl = NONE32;
-	nd_buf_add(&s.frags, "", 0);
-	nd_buf_addc(&s.frags, 0);	/* offset 0 means "unset" */
-
 	/* Phase 1 */
+	src_init(&s, o, adaptive);
 	in = nd_in_open_hashed(path);
 	s.path = nd_in_name(in);
 	s.ch = nd_chrome_open(in);
 	read_all(&s);
+	bytes = nd_in_offset(in);
+	s.unclosed = nd_chrome_unclosed(s.ch);
+	nd_chrome_close(s.ch);
+	s.ch = NULL;
+	if (s.mode == M_DROP) {
+		stats(&s, "restarted");
+		nd_in_close(in);
+		src_free(&s);
+		return 1;
+	}
 	nd_in_sha256(in, s.sha);
-	if (nd_chrome_unclosed(s.ch))
-		warn_add(&s, "the event array is not closed (allowed by the "
-		    "Trace Event Format, but the file may be truncated)");
-	if (s.overflowed)
-		warn_add(&s, "the profiler reported trace_buffer_overflowed: "
-		    "events were lost");
-	if (s.nx == 1000000 || s.nx == 5000000 || s.ntimed == 1000000 ||
-	    s.ntimed == 5000000)
-		warn_add(&s, "exactly %llu events: the count of a known export "
-		    "cap, the trace is probably truncated",
-		    (unsigned long long)(s.nx == 1000000 || s.nx == 5000000 ?
-		    s.nx : s.ntimed));
+	read_warnings(&s);
 
 	/* Phase 2 */
 	if (!s.has_rank && o->has_rank) {
@@ -2989,22 +3473,12 @@ convert(const char *path, const struct opts *o, nd_out *out)
 	    rank_from_name(path, &s.rank))
 		s.has_rank = 1;
 	assign_ids(&s);
-	for (size_t i = 0; i < s.ntls; i++)
-		if (s.tls[i].has_be || s.tls[i].async)
-			match_pairs(&s, &s.tls[i]);
-	sort_all(&s);
-	nd_sort(s.steps, s.nsteps, sizeof *s.steps, cmp_step, NULL);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < s.ntls; i++)
-			if (s.tls[i].has_device == pass)
-				walk(&s, &s.tls[i]);
-		if (pass == 0)
-			nd_sort(s.launches, s.nlaunches, sizeof *s.launches,
-			    cmp_launch, NULL);
+	if (s.mode == M_BUFFER)
+		settle(&s);
+	else {
+		nd_sort(s.steps, s.nsteps, sizeof *s.steps, cmp_step, NULL);
+		launches_from_prescan(&s);
 	}
-	free(s.launches);
-	s.launches = NULL;
-	s.nlaunches = s.caplaunches = 0;
 	/* The origin: baseTimeNanoseconds, moved by whole seconds when the
 	 * times would not stay below 2^53 ns (an epoch clock without one). */
 	origin = s.has_base ? s.base_ns : 0;
@@ -3030,44 +3504,34 @@ convert(const char *path, const struct opts *o, nd_out *out)
 		nd_buf_adds(b, "}}\n");
 	}
 	nd_out_commit(out);
-	write_records(&s, out, shift);
-	if (s.skipped[SK_UNMATCHED_B] > 0)
-		warn_add(&s, "skipped %llu B (begin) event%s without an E",
-		    (unsigned long long)s.skipped[SK_UNMATCHED_B],
-		    s.skipped[SK_UNMATCHED_B] == 1 ? "" : "s");
-	if (s.skipped[SK_UNMATCHED_E] > 0)
-		warn_add(&s, "skipped %llu E (end) event%s without a B",
-		    (unsigned long long)s.skipped[SK_UNMATCHED_E],
-		    s.skipped[SK_UNMATCHED_E] == 1 ? "" : "s");
-	if (s.skipped[SK_UNMATCHED_ASYNC_B] + s.skipped[SK_UNMATCHED_ASYNC_E] > 0)
-		warn_add(&s, "skipped %llu async begin and %llu async end "
-		    "events without a partner",
-		    (unsigned long long)s.skipped[SK_UNMATCHED_ASYNC_B],
-		    (unsigned long long)s.skipped[SK_UNMATCHED_ASYNC_E]);
-	{
-		uint64_t bad = 0, un = s.skipped[SK_UNSUPPORTED];
-
-		for (int r = 0; r < SK_NREASONS; r++)
-			if (r != SK_UNMATCHED_B && r != SK_UNMATCHED_E &&
-			    r != SK_UNMATCHED_ASYNC_B &&
-			    r != SK_UNMATCHED_ASYNC_E &&
-			    r != SK_FLOW_DROPPED && r != SK_UNSUPPORTED)
-				bad += s.skipped[r];
-		if (bad > 0)
-			warn_add(&s, "skipped %llu malformed event%s (see "
-			    "\"skipped\" in the end record)",
-			    (unsigned long long)bad, bad == 1 ? "" : "s");
-		if (un > 0)
-			warn_add(&s, "skipped %llu event%s of %s phase%s",
-			    (unsigned long long)un, un == 1 ? "" : "s",
-			    un == 1 ? "an unsupported" : "unsupported",
-			    un == 1 ? "" : "s");
+	if (s.mode == M_BUFFER) {
+		stats(&s, "buffered");
+		write_records(&s, out, shift);
+	} else {
+		stats(&s, "streamed");
+		nd_in_close(in);
+		in = NULL;
+		stream_pass(&s, path, out, shift, bytes);
 	}
+	end_warnings(&s);
 	write_end(&s, b);
 	nd_out_commit(out);
-	nd_chrome_close(s.ch);
-	nd_in_close(in);
+	if (in != NULL)
+		nd_in_close(in);
 	src_free(&s);
+	return 0;
+}
+
+/* A regular file can be read twice: it may take the ordered path. */
+static void
+convert(const char *path, const struct opts *o, nd_out *out)
+{
+	struct stat st;
+	int regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode);
+
+	if (convert_try(path, o, out, regular) != 0)
+		convert_try(path, o, out, 0);
 }
 
 int
@@ -3122,6 +3586,11 @@ main(int argc, char **argv)
 		}
 	argc -= optind;
 	argv += optind;
+	/* for tests: a small budget takes the ordered path on small files */
+	if (getenv("CHROME2NDJSON_BUDGET") != NULL)
+		o.budget = (size_t)nd_cli_int("CHROME2NDJSON_BUDGET",
+		    getenv("CHROME2NDJSON_BUDGET"), 1, INT32_MAX);
+	o.stats = getenv("CHROME2NDJSON_STATS") != NULL;
 	if (rules != NULL)
 		o.rules = loaded = nd_rules_load(rules);
 	else

@@ -142,6 +142,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 0) {
 		o.no_args = (data[size - 1] & 1) != 0;
 		o.no_flows = (data[size - 1] & 2) != 0;
+		/* a budget of 2 records: ordered inputs take the streaming
+		 * path (prescan, then a second read), disorder the restart */
+		o.budget = (data[size - 1] & 4) != 0 ? 2 : 0;
 	}
 	nd_die_hook = die_hook;
 	if (setjmp(fail) == 0) {

@@ -403,3 +403,166 @@ EOF
 	run bash -c "chrome2ndjson --rules '$T/rules.tsv' '$T/r.json' | jq -c 'select(.type==\"span\") | [.class,.family]'"
 	assert_output '["compute","attention"]'
 }
+
+# The ordered path: chrome2ndjson FILE with a budget of $2 records (it is
+# streamed past the budget when ordered) against the buffered path (stdin):
+# the same records, end record and warnings; $3 the path taken
+# (CHROME2NDJSON_STATS).  Extra arguments are options for both.
+same_as_buffered() {
+	local f=$1 budget=$2 want=$3
+	shift 3
+	CHROME2NDJSON_BUDGET=$budget CHROME2NDJSON_STATS=1 chrome2ndjson "$@" \
+	    "$f" > "$T/file.out" 2> "$T/file.err" || fail "$f: exit $?"
+	chrome2ndjson "$@" - < "$f" > "$T/stdin.out" 2> "$T/stdin.err" ||
+	    fail "$f: stdin: exit $?"
+	grep -qx "chrome2ndjson: $f: $want" "$T/file.err" ||
+	    fail "$f (budget $budget): not $want: $(grep -v ': warning' "$T/file.err" | grep "$f: [a-z]*$")"
+	sed -i '1s/"source":"[^"]*"/"source":""/' "$T/file.out" "$T/stdin.out"
+	cmp -s "$T/file.out" "$T/stdin.out" ||
+	    fail "$f (budget $budget, $want): output differs from the buffered path"
+	grep -v "^chrome2ndjson: $f: \(buffered\|streamed\|restarted\)\$" \
+	    "$T/file.err" | sed "s|$f|F|" > "$T/file.warn"
+	sed 's|<stdin>|F|' "$T/stdin.err" > "$T/stdin.warn"
+	cmp -s "$T/file.warn" "$T/stdin.warn" ||
+	    fail "$f (budget $budget): warnings differ: $(diff "$T/file.warn" "$T/stdin.warn")"
+}
+
+# An ordered trace (ndjson2chrome writes the output order): 3000 spans on
+# 4 timelines, process and thread names after the events.
+ordered_trace() {
+	"$ND_BIN/gen-stream" -R -n 3000 -s 5 | ndjson2chrome > "$1"
+}
+
+@test "ordered path: an ordered file is streamed past the budget, the same bytes as buffered (plain, gzip, options)" {
+	ordered_trace "$T/o.json"
+	gzip -c "$T/o.json" > "$T/o.json.gz"
+	for f in "$T/o.json" "$T/o.json.gz"; do
+		for b in 1 2 100 2999; do
+			same_as_buffered "$f" "$b" streamed
+		done
+		same_as_buffered "$f" 3000 streamed
+		same_as_buffered "$f" 3001 buffered
+		same_as_buffered "$f" 50 streamed --no-args
+		same_as_buffered "$f" 50 streamed --no-flows --rank 3
+	done
+	# real values: every span, the names of the metadata at the end
+	run end_of "$T/file.out" '[.events,.spans,.metadata]'
+	assert_output '[3012,3000,12]'
+	run jq -c 'select(.type=="span") | .process' "$T/file.out"
+	refute_output --partial null
+	# without the environment a file this small is buffered
+	CHROME2NDJSON_STATS=1 chrome2ndjson "$T/o.json" 2>&1 > /dev/null |
+	    grep -qx "chrome2ndjson: $T/o.json: buffered" || fail "not buffered"
+}
+
+@test "ordered path: disorder before the budget keeps the buffered path, after it restarts; same bytes" {
+	ordered_trace "$T/o.json"
+	# a span starting before its timeline's first one, just before the
+	# metadata at the end of traceEvents
+	sed '0,/^{"ph":"M"/s//{"ph":"X","name":"late","pid":1,"tid":3,"ts":0,"dur":0.5},\n&/' \
+	    "$T/o.json" > "$T/late.json"
+	grep -q '"name":"late"' "$T/late.json" || fail "sed did not insert"
+	gzip -c "$T/late.json" > "$T/late.json.gz"
+	for f in "$T/late.json" "$T/late.json.gz"; do
+		same_as_buffered "$f" 1 restarted
+		same_as_buffered "$f" 2999 restarted
+		same_as_buffered "$f" 3001 buffered
+	done
+	# restarted, then converted once: one meta record, the late span
+	grep -c '"type":"meta"' "$T/file.out" | grep -qx 1 || fail "two meta records"
+	run jq -c 'select(.name=="late") | [.ts_ns,.dur_ns]' "$T/file.out"
+	assert_output '[0,500]'
+	# disorder early in a file of many reader batches: the first read
+	# stops there
+	"$ND_BIN/gen-stream" -R -n 40000 -s 7 | ndjson2chrome |
+	    sed '1000s/^/{"ph":"X","name":"late","pid":1,"tid":3,"ts":0,"dur":0.5},\n/' \
+	    > "$T/big.json"
+	same_as_buffered "$T/big.json" 100 restarted
+	# disorder on the first records: budget reached unordered, buffered
+	sed '0,/^{"ph":"X"/s//{"ph":"X","name":"early","pid":1,"tid":3,"ts":999999,"dur":1},\n&/' \
+	    "$T/o.json" > "$T/early.json"
+	same_as_buffered "$T/early.json" 10 buffered
+	# B/E pairs are never streamed
+	trace '{"ph":"X","name":"b","pid":1,"tid":1,"ts":0,"dur":1}' \
+	    '{"ph":"B","name":"a","pid":1,"tid":1,"ts":1}' \
+	    '{"ph":"E","pid":1,"tid":1,"ts":5}' > "$T/be.json"
+	same_as_buffered "$T/be.json" 1 restarted
+	same_as_buffered "$T/be.json" 2 buffered
+	run jq -c 'select(.type=="span") | [.name,.dur_ns]' "$T/file.out"
+	assert_output $'["b",1000]\n["a",4000]'
+}
+
+@test "ordered path: kernels take the scope and step of launches found later in the file" {
+	# each timeline in order; the kernels come first, the launches and
+	# the ProfilerStep (on another thread) after them
+	trace '{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"correlation":11}}' \
+	    '{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":70,"dur":5,"args":{"device":0,"correlation":12}}' \
+	    '{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":80,"dur":5,"args":{"device":0}}' \
+	    '{"ph":"X","cat":"user_annotation","name":"fwd","pid":100,"tid":100,"ts":10,"dur":50}' \
+	    '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":12,"dur":3,"args":{"correlation":11}}' \
+	    '{"ph":"s","cat":"ac2g","name":"ac2g","id":11,"pid":100,"tid":100,"ts":12}' \
+	    '{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":65,"dur":3,"args":{"correlation":12}}' \
+	    '{"ph":"i","name":"mark","pid":100,"tid":100,"ts":66,"s":"t"}' \
+	    '{"ph":"C","name":"mem","pid":100,"tid":100,"ts":67,"args":{"bytes":5}}' \
+	    '{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":100,"tid":200,"ts":0,"dur":100}' \
+	    '{"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}}' > "$T/k.json"
+	same_as_buffered "$T/k.json" 1 streamed
+	run jq -c 'select(.type=="span" or .type=="instant") | [.name,.scope,.step,.device]' "$T/file.out"
+	assert_output - <<'OUT'
+["k1","fwd",3,"GPU:0"]
+["k2",null,3,"GPU:0"]
+["k3",null,null,"GPU:0"]
+["fwd",null,3,"CPU"]
+["cudaLaunchKernel","fwd",3,"CPU"]
+["cudaLaunchKernel",null,3,"CPU"]
+["mark",null,3,"CPU"]
+["ProfilerStep#3",null,3,"CPU"]
+OUT
+	# a device op found only through an ac2g 'f' flow needs the buffered
+	# path's look-around: the input is not streamed
+	sed 's/^{"traceEvents":\[/&{"ph":"f","cat":"ac2g","name":"ac2g","id":13,"pid":0,"tid":7,"ts":80,"bp":"e"},/' \
+	    "$T/k.json" > "$T/kf.json"
+	same_as_buffered "$T/kf.json" 1 restarted
+	run jq -c 'select(.name=="k3") | [.scope,.step]' "$T/file.out"
+	assert_output '[null,null]'
+}
+
+@test "ordered path: fixtures, whether ordered or not, give the same bytes on both paths" {
+	need_fixtures
+	n=0 streamed=0
+	for f in $(chrome_fixtures); do
+		case $f in
+		*.gz) g="$T/in.json.gz" ;;
+		*) g="$T/in.json" ;;
+		esac
+		# a neutral name: the rank in a file name is no part of this
+		cp "$f" "$g"
+		for b in 1 40; do
+			CHROME2NDJSON_BUDGET=$b CHROME2NDJSON_STATS=1 chrome2ndjson -q "$g" \
+			    2> "$T/how" > /dev/null || fail "$f: exit $?"
+			# buffered, streamed, or restarted (then buffered)
+			how=$(sed -n 's/^chrome2ndjson: .*: \([a-z]*\)$/\1/p' "$T/how" | head -1)
+			same_as_buffered "$g" "$b" "$how"
+			[ "$how" = streamed ] && streamed=$((streamed + 1))
+		done
+		rm -f "$g"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 20 ] || fail "only $n fixtures found"
+	# hta_cpu_only, hta_triton and the torch-legacy traces are ordered
+	[ "$streamed" -ge 8 ] || fail "only $streamed conversions streamed"
+}
+
+@test "ordered path: an input error names the file and byte offset, nothing is written" {
+	ordered_trace "$T/o.json"
+	head -c 200000 "$T/o.json" > "$T/cut.json"
+	printf '{"ph":"X",}' >> "$T/cut.json"
+	CHROME2NDJSON_BUDGET=10 run chrome2ndjson -o "$T/out" "$T/cut.json"
+	assert_failure 2
+	assert_output --regexp "^chrome2ndjson: $T/cut.json: byte 20[0-9]+: "
+	[ ! -e "$T/out" ] || fail "output written"
+	run bash -c "chrome2ndjson - < '$T/cut.json' 2>&1 | sed 's|<stdin>|F|'"
+	want=$output
+	CHROME2NDJSON_BUDGET=10 run bash -c "chrome2ndjson '$T/cut.json' 2>&1 | sed 's|$T/cut.json|F|'"
+	assert_output "$want"
+}
