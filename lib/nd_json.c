@@ -687,13 +687,23 @@ nd_json_int(const nd_jval *v, int64_t *out)
 		neg = 1;
 		p++;
 	}
-	for (; p < end; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		x = x * 10 + (uint64_t)(*p - '0');
-		if (x > (uint64_t)ND_JSON_MAX_SAFE_INT)
-			return -1;
-	}
+	if (end - p <= 15) {
+		/* below 10^15 < 2^53: no overflow to watch for */
+		for (; p < end; p++) {
+			unsigned d = (unsigned)(unsigned char)*p - '0';
+
+			if (d > 9)
+				return -1;
+			x = x * 10 + d;
+		}
+	} else
+		for (; p < end; p++) {
+			if (*p < '0' || *p > '9')
+				return -1;
+			x = x * 10 + (uint64_t)(*p - '0');
+			if (x > (uint64_t)ND_JSON_MAX_SAFE_INT)
+				return -1;
+		}
 	*out = neg ? -(int64_t)x : (int64_t)x;
 	return 0;
 }

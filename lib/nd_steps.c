@@ -32,21 +32,11 @@ nd_sm_name(int marker)
 #define SEQ(s, lit) ((s).p != NULL && (s).n == sizeof(lit) - 1 && \
 	memcmp((s).p, lit, sizeof(lit) - 1) == 0)
 
-static int
-ieq(nd_str s, const char *c)
-{
-	size_t n = strlen(c);
-
-	return s.p != NULL && s.n == n && strncasecmp(s.p, c, n) == 0;
-}
-
-static int
-has_prefix(nd_str s, const char *c)
-{
-	size_t n = strlen(c);
-
-	return s.p != NULL && s.n >= n && memcmp(s.p, c, n) == 0;
-}
+/* s equals the literal, ignoring case; s starts with the literal */
+#define ieq(s, lit) ((s).p != NULL && (s).n == sizeof(lit) - 1 && \
+	strncasecmp((s).p, lit, sizeof(lit) - 1) == 0)
+#define has_prefix(s, lit) ((s).p != NULL && (s).n >= sizeof(lit) - 1 && \
+	memcmp((s).p, lit, sizeof(lit) - 1) == 0)
 
 /* A whole string of decimal digits (optional '-') as an integer. */
 static int
@@ -211,10 +201,15 @@ nd_span_device_ref(const nd_event *ev, nd_buf *b, const char **k, size_t *n)
 int
 nd_op_is_light(const char *name, size_t n)
 {
-	static const char *const base[] = {
-		"iota", "constant", "bitcast", "get-tuple-element", "parameter",
-		"tuple", "after-all"
+#define L(x) { x, sizeof(x) - 1 }
+	static const struct {
+		const char *s;
+		size_t n;
+	} base[] = {
+		L("iota"), L("constant"), L("bitcast"), L("get-tuple-element"),
+		L("parameter"), L("tuple"), L("after-all")
 	};
+#undef L
 
 	if ((n >= 10 && memcmp(name, "copy-start", 10) == 0) ||
 	    (n >= 9 && memcmp(name, "copy-done", 9) == 0))
@@ -231,7 +226,7 @@ nd_op_is_light(const char *name, size_t n)
 			break;
 	}
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
-		if (strlen(base[i]) == n && memcmp(base[i], name, n) == 0)
+		if (base[i].n == n && memcmp(base[i].s, name, n) == 0)
 			return 1;
 	return 0;
 }
