@@ -163,7 +163,7 @@ nd_iv_breakdown(const nd_ivset *const cat[ND_NCAT], int64_t lo, int64_t hi,
 		idx[k] = cat[k] != NULL ? nd_ivset_seek(cat[k], lo) : 0;
 	while (t < hi) {
 		int on[ND_NCAT];
-		int64_t next = hi, len;
+		int64_t next = hi;
 
 		for (int k = 0; k < ND_NCAT; k++) {
 			const nd_ivset *s = cat[k];
@@ -182,21 +182,26 @@ nd_iv_breakdown(const nd_ivset *const cat[ND_NCAT], int64_t lo, int64_t hi,
 			} else if (s->iv[idx[k]].lo < next)
 				next = s->iv[idx[k]].lo;
 		}
-		len = next - t;
-		if (on[ND_CAT_COMPUTE]) {
-			out->compute_ns += len;
-			if (on[ND_CAT_COMM])
-				out->overlap_ns += len;
-		} else if (on[ND_CAT_COMM])
-			out->communication_ns += len;
-		else if (on[ND_CAT_MEMORY])
-			out->memory_ns += len;
-		else if (on[ND_CAT_HOST])
-			out->host_ns += len;
-		else
-			out->idle_ns += len;
+		nd_breakdown_part(out, on, next - t);
 		t = next;
 	}
+}
+
+void
+nd_breakdown_part(nd_breakdown *out, const int on[ND_NCAT], int64_t len)
+{
+	if (on[ND_CAT_COMPUTE]) {
+		out->compute_ns += len;
+		if (on[ND_CAT_COMM])
+			out->overlap_ns += len;
+	} else if (on[ND_CAT_COMM])
+		out->communication_ns += len;
+	else if (on[ND_CAT_MEMORY])
+		out->memory_ns += len;
+	else if (on[ND_CAT_HOST])
+		out->host_ns += len;
+	else
+		out->idle_ns += len;
 }
 
 void

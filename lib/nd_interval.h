@@ -87,5 +87,9 @@ void nd_iv_breakdown(const nd_ivset *const cat[ND_NCAT], int64_t lo,
     int64_t hi, nd_breakdown *out);
 /* a += b, part by part. */
 void nd_breakdown_add(nd_breakdown *a, const nd_breakdown *b);
+/* len ns during which the categories on[ND_CAT_*] (0/1) are active go to
+ * the part they make: compute first (and overlap when communication is
+ * also on), then communication, memory, host; idle when none. */
+void nd_breakdown_part(nd_breakdown *out, const int on[ND_NCAT], int64_t len);
 
 #endif

@@ -236,7 +236,7 @@ nd_ivcur_breakdown(nd_ivcur *const cat[ND_NCAT], int64_t lo, int64_t hi,
 	}
 	while (t < hi) {
 		int on[ND_NCAT];
-		int64_t next = hi, len;
+		int64_t next = hi;
 
 		for (int k = 0; k < ND_NCAT; k++) {
 			on[k] = 0;
@@ -251,19 +251,7 @@ nd_ivcur_breakdown(nd_ivcur *const cat[ND_NCAT], int64_t lo, int64_t hi,
 			} else if (cur[k].lo < next)
 				next = cur[k].lo;
 		}
-		len = next - t;
-		if (on[ND_CAT_COMPUTE]) {
-			out->compute_ns += len;
-			if (on[ND_CAT_COMM])
-				out->overlap_ns += len;
-		} else if (on[ND_CAT_COMM])
-			out->communication_ns += len;
-		else if (on[ND_CAT_MEMORY])
-			out->memory_ns += len;
-		else if (on[ND_CAT_HOST])
-			out->host_ns += len;
-		else
-			out->idle_ns += len;
+		nd_breakdown_part(out, on, next - t);
 		t = next;
 	}
 }
