@@ -276,6 +276,12 @@ size() {
 	    row "$sec" "trace-diff (the stream against itself)" $((2 * SE)) $((2 * SB)) - - evs:1.5
 	best /dev/null "$BIN/chrome2ndjson" "$K" &&
 	    row "$sec" "chrome2ndjson" "$KE" "$KB" "$JQK" "$PYK" mbs:250
+	# an ordered Chrome trace (the stream through ndjson2chrome): the
+	# ordered path, whose memory must not grow with the events
+	O="$OUT/chrome-ordered-$n.json"
+	[ -s "$O" ] || { say "generating $O"; "$BIN/ndjson2chrome" "$S" > "$O.tmp" && mv "$O.tmp" "$O"; } || exit 2
+	best /dev/null "$BIN/chrome2ndjson" "$O" &&
+	    row "$sec" "chrome2ndjson, ordered trace" "$SE" "$(stat -c %s "$O")" - - rss
 	best /dev/null "$BIN/xplane2ndjson" "$X" &&
 	    row "$sec" "xplane2ndjson" "$XE" "$XB" - "$PYX" evs:3
 	if bestpipe "$OUT/report.md" "$BIN/xplane2ndjson $X" "$BIN/trace-report"; then
@@ -402,6 +408,8 @@ table() {
 		} else if (tg ~ /^mbs:/) {
 			x = substr(tg, 5) + 0; t = ">= " x " MB/s"
 			m = (mbs >= x) ? "met" : (mbc >= x ? "MISSED" load : "MISSED")
+		} else if (tg == "rss") {
+			t = "memory: see RSS flat"
 		} else if (tg ~ /^pipe:/) {
 			n = substr(tg, 6) + 0
 			both = (c > w)

@@ -48,7 +48,9 @@ struct tl {
 	int started;
 	int64_t first, hi, last_ts;
 	struct op bop;		/* the op with the latest end so far */
-	nd_buf bname, bscope;	/* its strings while bop.name is LAZY */
+	nd_buf bstr;		/* its name, then its scope, while bop.name
+				 * is LAZY */
+	size_t bnamen, bscopen;
 	struct tgap *gaps;
 	size_t ngaps, capgaps;
 	struct op *pool;
@@ -132,8 +134,7 @@ nd_gaps_new(const nd_gaps_opts *o)
 static void
 free_tl(struct tl *t)
 {
-	nd_buf_free(&t->bname);
-	nd_buf_free(&t->bscope);
+	nd_buf_free(&t->bstr);
 	free(t->gaps);
 	free(t->pool);
 	free(t->chunks);
@@ -367,13 +368,18 @@ set_bop(struct tl *t, const struct op *op, nd_str name, nd_str scope)
 	t->bop = *op;
 	if (op->name != LAZY)
 		return;
-	nd_buf_reset(&t->bname);
-	nd_buf_add(&t->bname, name.p, name.n);
-	nd_buf_reset(&t->bscope);
+	/* the copy runs for nearly every op: no calls but memcpy */
+	t->bstr.len = 0;
+	if (name.n + scope.n >= t->bstr.cap)
+		nd_buf_reserve(&t->bstr, name.n + scope.n);
+	memcpy(t->bstr.p, name.p, name.n);
+	t->bnamen = name.n;
 	if (scope.p == NULL)
 		t->bop.scope = NONE;
-	else
-		nd_buf_add(&t->bscope, scope.p, scope.n);
+	else {
+		memcpy(t->bstr.p + name.n, scope.p, scope.n);
+		t->bscopen = scope.n;
+	}
 }
 
 /* One op of a timeline, in start order.  When op->name is LAZY, name and
@@ -401,11 +407,11 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
 			gp->lo = t->hi;
 			gp->hi = op->ts;
 			if (t->bop.name == LAZY) {
-				t->bop.name = nd_intern_id(g->str, t->bname.p,
-				    t->bname.len);
+				t->bop.name = nd_intern_id(g->str, t->bstr.p,
+				    t->bnamen);
 				if (t->bop.scope != NONE)
 					t->bop.scope = nd_intern_id(g->str,
-					    t->bscope.p, t->bscope.len);
+					    t->bstr.p + t->bnamen, t->bscopen);
 			}
 			gp->before = t->bop;
 			gp->la = (uint32_t)t->npool;
@@ -1051,11 +1057,11 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 		struct tl *t = &g->tls[i];
 
 		if (t->started && t->bop.name == LAZY) {
-			t->bop.name = nd_intern_id(g->str, t->bname.p,
-			    t->bname.len);
+			t->bop.name = nd_intern_id(g->str, t->bstr.p,
+			    t->bnamen);
 			if (t->bop.scope != NONE)
-				t->bop.scope = nd_intern_id(g->str, t->bscope.p,
-				    t->bscope.len);
+				t->bop.scope = nd_intern_id(g->str,
+				    t->bstr.p + t->bnamen, t->bscopen);
 		}
 	}
 	if (g->o.level == ND_GAP_DEVICE)

@@ -836,9 +836,20 @@ nd_json_put_str(nd_buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	const unsigned char *end = p + n;
+	const unsigned char *q = p;
 
 	nd_buf_reserve(b, n + 2);
 	b->p[b->len++] = '"';
+	/* the usual case, nothing to escape: one copy */
+	while (q < end && str_class[*q] == 0)
+		q++;
+	if (q == end) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+		b->p[b->len++] = '"';
+		b->p[b->len] = '\0';
+		return;
+	}
 	while (p < end) {
 		const unsigned char *q = p;
 
