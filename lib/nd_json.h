@@ -92,7 +92,7 @@ typedef struct nd_jnote {
 	nd_jval val[ND_JNOTE_MAX];
 } nd_jnote;
 
-/* Set want, nwant and lens. */
+/* Set want and nwant, and index the wanted keys by length. */
 void nd_jnote_init(nd_jnote *note, const nd_jkey *want, unsigned nwant);
 /* nd_jobj_next that, when the member's key is `on` (a key of onlen bytes,
  * no escapes) and its value an object, notes that object's members in
