@@ -151,14 +151,9 @@ main(int argc, char **argv)
 		free(thr);
 		return fflush(stdout) == 0 ? 0 : 2;
 	}
-	/* the same rule as trace-roofline: a name the table does not know
-	 * needs both peaks */
-	if (ro.device != NULL && nd_peak_find(ro.device,
-	    strlen(ro.device)) == NULL && (ro.peak_tflops <= 0 ||
-	    ro.peak_gbps <= 0))
-		nd_die(ND_EXIT_ERROR, "--device: '%s' is not in the peak "
-		    "table (see trace-roofline --print-peaks); give "
-		    "--peak-tflops and --peak-gbps", ro.device);
+	/* the same rule as trace-roofline */
+	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
+	    "trace-roofline --print-peaks");
 	ro.re = has_re ? &re : NULL;
 	if (stamp) {
 		time_t now = time(NULL);

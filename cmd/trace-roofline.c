@@ -342,12 +342,8 @@ main(int argc, char **argv)
 		nd_out_close(o);
 		return ND_EXIT_OK;
 	}
-	if (ro.device != NULL && nd_peak_find(ro.device,
-	    strlen(ro.device)) == NULL && (ro.peak_tflops <= 0 ||
-	    ro.peak_gbps <= 0))
-		nd_die(ND_EXIT_ERROR, "--device: '%s' is not in the peak "
-		    "table (see --print-peaks); give --peak-tflops and "
-		    "--peak-gbps", ro.device);
+	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
+	    "--print-peaks");
 	by = nd_by_parse(byspec, row_keys, sizeof row_keys / sizeof *row_keys,
 	    &bad);
 	if (by == NULL) {

@@ -70,6 +70,16 @@ nd_peak_find(const char *name, size_t n)
 	return NULL;
 }
 
+void
+nd_peak_check_device(const char *device, double tflops, double gbps,
+    const char *see)
+{
+	if (device != NULL && nd_peak_find(device, strlen(device)) == NULL &&
+	    (tflops <= 0 || gbps <= 0))
+		nd_die(ND_EXIT_ERROR, "--device: '%s' is not in the peak table "
+		    "(see %s); give --peak-tflops and --peak-gbps", device, see);
+}
+
 const nd_peak *
 nd_peak_table(size_t *n)
 {

@@ -71,6 +71,11 @@ typedef struct nd_peak {
 /* The row for a device name as a trace gives it ("NVIDIA A100-SXM4-80GB",
  * "TPU v6 Lite", "AMD Instinct MI300X"), or NULL when unknown. */
 const nd_peak *nd_peak_find(const char *name, size_t n);
+/* --device NAME with --peak-tflops/--peak-gbps (<= 0: not given): a name
+ * the table does not know needs both peaks, else exit 2 saying so; `see`
+ * is where the table is printed (e.g. "--print-peaks"). */
+void nd_peak_check_device(const char *device, double tflops, double gbps,
+    const char *see);
 /* The whole table, in matching order. */
 const nd_peak *nd_peak_table(size_t *n);
 /* The table as text (--print-peaks): a "# key..." header line, then one
