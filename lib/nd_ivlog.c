@@ -149,23 +149,28 @@ nd_ivcur_at(nd_ivcur *c, uint64_t i)
 	return c->cbuf[k];
 }
 
-uint64_t
-nd_ivcur_seek(nd_ivcur *c, int64_t t)
+/* The first record from the cursor's position on whose hi > t (by_lo 0)
+ * or lo >= t (by_lo 1); whole chunks that end before it are skipped
+ * unread. */
+static uint64_t
+seek(nd_ivcur *c, int64_t t, int by_lo)
 {
 	const nd_ivlog *l = c->l;
 
 	if (t < c->last)
 		c->pos = 0;
 	c->last = t;
-	/* whole chunks that end by t are skipped unread */
 	while (c->pos < l->n) {
 		size_t ci = (size_t)(c->pos / l->chunk);
+		nd_iv r;
 
-		if (ci < l->nck && l->ck[ci].last.hi <= t) {
+		if (ci < l->nck && (by_lo ? l->ck[ci].last.lo < t :
+		    l->ck[ci].last.hi <= t)) {
 			c->pos = (uint64_t)(ci + 1) * l->chunk;
 			continue;
 		}
-		if (nd_ivcur_at(c, c->pos).hi > t)
+		r = nd_ivcur_at(c, c->pos);
+		if (by_lo ? r.lo >= t : r.hi > t)
 			break;
 		c->pos++;
 	}
@@ -173,25 +178,15 @@ nd_ivcur_seek(nd_ivcur *c, int64_t t)
 }
 
 uint64_t
+nd_ivcur_seek(nd_ivcur *c, int64_t t)
+{
+	return seek(c, t, 0);
+}
+
+uint64_t
 nd_ivcur_seek_lo(nd_ivcur *c, int64_t t)
 {
-	const nd_ivlog *l = c->l;
-
-	if (t < c->last)
-		c->pos = 0;
-	c->last = t;
-	while (c->pos < l->n) {
-		size_t ci = (size_t)(c->pos / l->chunk);
-
-		if (ci < l->nck && l->ck[ci].last.lo < t) {
-			c->pos = (uint64_t)(ci + 1) * l->chunk;
-			continue;
-		}
-		if (nd_ivcur_at(c, c->pos).lo >= t)
-			break;
-		c->pos++;
-	}
-	return c->pos;
+	return seek(c, t, 1);
 }
 
 int64_t
