@@ -5,7 +5,7 @@
  *   gen-kineto [-e events] [-r rank] [-s seed] [-o file]
  *
  * The layout and the event mix follow real Kineto output (see the
- * fixtures under ../shared/fixtures/chrome): the native writer's
+ * fixtures under tests/fixtures/chrome): the native writer's
  * formatting (one member group per line, "ts"/"dur" in microseconds with
  * three decimals, baseTimeNanoseconds after traceEvents), deviceProperties
  * and distributedInfo before it, and Kineto's order of events: the CPU ops
@@ -21,6 +21,7 @@
  * generator holds nothing in memory.
  */
 #include "nd_cli.h"
+#include "nd_out.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -308,6 +309,7 @@ main(int argc, char **argv)
 	int c, rank = 0;
 	uint64_t seed = 1;
 	const char *path = NULL;
+	nd_out *o;
 
 	nd_init(argv[0]);
 	target = 1000000;
@@ -332,9 +334,9 @@ main(int argc, char **argv)
 		default:
 			nd_cli_usage(usage_text);
 		}
-	out = path != NULL ? fopen(path, "w") : stdout;
-	if (out == NULL)
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	/* Through nd_out: -o FILE is replaced atomically like every output. */
+	o = nd_out_open(path);
+	out = nd_out_stdio(o);
 	fputs("\n  {\n    \"schemaVersion\": 1,\n    \"deviceProperties\": [\n"
 	    "    {\n      \"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
 	    "\"totalGlobalMem\": 85031714816,\n      \"computeMajor\": 8, "
@@ -375,7 +377,8 @@ main(int argc, char **argv)
 	fputs("  \"traceName\": \"gen-kineto.pt.trace.json\",\n  "
 	    "\"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": "
 	    "1727740000000000000\n}\n", out);
-	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0))
+	if (fclose(out) != 0)
 		nd_die_errno(ND_EXIT_ERROR, "%s", path ? path : "<stdout>");
+	nd_out_close(o);
 	return 0;
 }

@@ -1433,8 +1433,7 @@ main(int argc, char **argv)
 	int tiny = 0, verbose = 0, ch;
 	FILE *fp;
 	W w = { 0, 0, NULL };
-	char *tmp = NULL;
-	int slot = -1;
+	nd_out *o;
 
 	nd_init(argv[0]);
 	memset(&c, 0, sizeof c);
@@ -1481,15 +1480,10 @@ main(int argc, char **argv)
 	if (optind != argc)
 		nd_cli_usage(usage_text);
 
-	if (out == NULL || strcmp(out, "-") == 0) {
-		fp = stdout;
-	} else {
-		tmp = nd_xmalloc(strlen(out) + 16);
-		sprintf(tmp, "%s.tmp.%d", out, (int)getpid());
-		if ((fp = fopen(tmp, "wb")) == NULL)
-			nd_die_errno(ND_EXIT_ERROR, "%s", tmp);
-		slot = nd_out_tmp_register(tmp);
-	}
+	/* Through nd_out: -o FILE is replaced atomically (a device, a FIFO or
+	 * a symlink's target is written as every program writes it). */
+	o = nd_out_open(out);
+	fp = nd_out_stdio(o);
 	setvbuf(fp, NULL, _IOFBF, 1 << 20);
 	w.fp = fp;
 
@@ -1521,18 +1515,10 @@ main(int argc, char **argv)
 		free(c.mod_start);
 		free(c.mod_dur);
 	}
-	if (fflush(fp) != 0 || ferror(fp))
+	if (fclose(fp) != 0)
 		nd_die_errno(ND_EXIT_ERROR, "%s: write error", out ? out :
 		    "<stdout>");
-	if (fp != stdout) {
-		if (fclose(fp) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "%s: write error", out);
-		if (rename(tmp, out) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "%s: cannot rename into place",
-			    out);
-		nd_out_tmp_forget(slot);
-		free(tmp);
-	}
+	nd_out_close(o);
 	if (verbose && (tiny || broken != NULL))
 		fprintf(stderr, "gen-xplane: %llu bytes\n",
 		    (unsigned long long)w.n);

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,13 +89,55 @@ nd_history_line(nd_buf *b, const char *label, long long now,
 	nd_buf_addc(b, '\n');
 }
 
+/* Under the lock: when a past writer died mid-line (no final '\n'), cut the
+ * fragment off so that this line starts a line of its own.  *size is the
+ * file's length, updated.  0 ok; -1 with errno. */
+static int
+drop_fragment(int fd, const char *path, off_t *size)
+{
+	char buf[4096];
+	off_t end = *size, pos = end;
+
+	if (end == 0)
+		return 0;
+	if (pread(fd, buf, 1, end - 1) != 1)
+		return -1;
+	if (buf[0] == '\n')
+		return 0;
+	/* Back to the previous newline, a block at a time: reads only the
+	 * fragment. */
+	while (pos > 0) {
+		size_t n = pos > (off_t)sizeof buf ? sizeof buf : (size_t)pos;
+		off_t base = pos - (off_t)n;
+
+		if (pread(fd, buf, n, base) != (ssize_t)n)
+			return -1;
+		while (n > 0 && buf[n - 1] != '\n')
+			n--;
+		pos = base + (off_t)n;
+		if (n > 0)
+			break;
+	}
+	if (ftruncate(fd, pos) != 0)
+		return -1;
+	nd_warn("%s: dropped an incomplete last line (%lld bytes) left by an "
+	    "interrupted write", path, (long long)(end - pos));
+	*size = pos;
+	return 0;
+}
+
 int
 nd_history_append(const char *path, const char *line, size_t n)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	ssize_t w;
-	int e;
+	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int e = 0, regular;
+	off_t size = 0;
+	struct stat st;
+	struct sigaction ign, xfsz;
 
+	if (fd < 0 && errno == EACCES)	/* write-only: no repair */
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		    0644);
 	if (fd < 0)
 		return -1;
 	while (flock(fd, LOCK_EX) != 0)
@@ -103,20 +147,43 @@ nd_history_append(const char *path, const char *line, size_t n)
 			errno = e;
 			return -1;
 		}
-	do
-		w = write(fd, line, n);
-	while (w < 0 && errno == EINTR);
-	e = errno;
-	if (w >= 0 && (size_t)w != n) {
-		e = EIO;	/* short write: the disk is full */
-		w = -1;
-	}
-	(void)flock(fd, LOCK_UN);
-	if (close(fd) != 0 && w >= 0) {
+	if (fstat(fd, &st) != 0) {
 		e = errno;
-		w = -1;
+		goto out;
 	}
-	if (w < 0) {
+	regular = S_ISREG(st.st_mode);
+	size = st.st_size;
+	if (regular && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR &&
+	    drop_fragment(fd, path, &size) != 0) {
+		e = errno;
+		goto out;
+	}
+	/* Over the file size limit, write(2) fails with EFBIG and this takes
+	 * the line back, instead of dying of SIGXFSZ with a fragment left. */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &ign, &xfsz);
+	while (n > 0) {
+		ssize_t w = write(fd, line, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			e = w < 0 ? errno : EIO;
+			break;
+		}
+		line += w;
+		n -= (size_t)w;
+	}
+	/* A short write (a full disk) leaves part of a line: cut it off. */
+	if (e != 0 && regular)
+		(void)ftruncate(fd, size);
+	sigaction(SIGXFSZ, &xfsz, NULL);
+out:
+	(void)flock(fd, LOCK_UN);
+	if (close(fd) != 0 && e == 0)
+		e = errno;
+	if (e != 0) {
 		errno = e;
 		return -1;
 	}
@@ -181,6 +248,12 @@ rcount_cmp(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void
 sparkline(nd_buf *out, const struct hrec *r, size_t n)
 {
@@ -214,6 +287,8 @@ nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
 	FILE *f = fopen(path, "r");
 	char *line = NULL;
 	size_t cap = 0, nrec = 0, caprec = 0, nrc = 0, caprc = 0, bad = 0;
+	size_t nids = 0, capids = 0;
+	char **ids = NULL;
 	ssize_t len;
 	struct hrec *rec = NULL;
 	struct rcount *rc = NULL;
@@ -267,22 +342,13 @@ nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
 			nd_jaiter_init(&it, fired, line);
 			while (nd_jaiter_next(&it, &v, &je) == 1) {
 				char *id = dupstr(&v);
-				size_t k;
 
 				if (id == NULL)
 					continue;
-				for (k = 0; k < nrc; k++)
-					if (strcmp(rc[k].id, id) == 0)
-						break;
-				if (k == nrc) {
-					if (nrc == caprc)
-						nd_grow(&rc, &caprc, nrc + 1,
-						    sizeof *rc);
-					rc[nrc].id = id;
-					rc[nrc++].n = 0;
-				} else
-					free(id);
-				rc[k].n++;
+				if (nids == capids)
+					nd_grow(&ids, &capids, nids + 1,
+					    sizeof *ids);
+				ids[nids++] = id;
 			}
 		}
 		if (nrec == caprec)
@@ -297,6 +363,21 @@ nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
 	free(line);
 	nd_event_free(&ev);
 	nd_buf_free(&scratch);
+	/* Count each rule by sorting the ids: n log n however many differ. */
+	if (nids > 0)
+		qsort(ids, nids, sizeof *ids, str_cmp);
+	for (size_t i = 0; i < nids; i++) {
+		if (nrc > 0 && strcmp(rc[nrc - 1].id, ids[i]) == 0) {
+			free(ids[i]);
+			rc[nrc - 1].n++;
+			continue;
+		}
+		if (nrc == caprc)
+			nd_grow(&rc, &caprc, nrc + 1, sizeof *rc);
+		rc[nrc].id = ids[i];
+		rc[nrc++].n = 1;
+	}
+	free(ids);
 	if (nrc > 0)
 		qsort(rc, nrc, sizeof *rc, rcount_cmp);
 	first = last > 0 && nrec > last ? nrec - last : 0;

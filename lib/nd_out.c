@@ -22,8 +22,12 @@ struct nd_out {
 	int fd;
 	const char *name;	/* for messages */
 	char *path;		/* target, NULL for stdout */
-	char *tmp;
+	char *tmp;		/* NULL when written through (stdout, device) */
 	int slot;
+	int is_stdout;
+	int quiet_epipe;	/* stdout or a FIFO: a gone reader is no error */
+	int has_mode;		/* replacing a regular file: keep its mode */
+	mode_t mode;
 };
 
 /* Temporary files to remove when the process ends early.  Fixed storage so
@@ -41,12 +45,47 @@ cleanup_tmp(void)
 		}
 }
 
+/* Remove the temporaries, then die of the same signal (the handler runs
+ * with every signal blocked; the re-raised one is delivered on return). */
 static void
 on_signal(int sig)
 {
 	cleanup_tmp();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* Every signal whose default action ends the process, except the ones a
+ * program error raises synchronously (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS): a crash keeps its core and the sanitizers' report. */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
+	SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGABRT,
+#ifdef SIGPOLL
+	SIGPOLL,
+#endif
+#ifdef SIGPWR
+	SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
+
+static void
+catch_signal(int sig)
+{
+	struct sigaction old, sa;
+
+	/* A signal ignored by the parent (nohup) or already handled (a
+	 * sanitizer runtime) stays as it is. */
+	if (sigaction(sig, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigfillset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
 }
 
 void
@@ -58,9 +97,13 @@ nd_out_install_cleanup(void)
 		return;
 	done = 1;
 	atexit(cleanup_tmp);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
+	    i++)
+		catch_signal(fatal_signals[i]);
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		catch_signal(sig);
+#endif
 }
 
 int
@@ -84,22 +127,94 @@ nd_out_tmp_forget(int slot)
 		tmp_used[slot] = 0;
 }
 
+/* The file a path names after following its symbolic links, which may not
+ * exist yet (a dangling link names the file to create).  Caller frees. */
+static char *
+resolve_links(const char *path)
+{
+	char *p = nd_xstrdup(path);
+
+	for (int hops = 0; ; hops++) {
+		struct stat st;
+		char *t, *q, *slash;
+		ssize_t n;
+		size_t cap = 256;
+
+		if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+			return p;
+		if (hops == 40) {
+			errno = ELOOP;
+			nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output",
+			    path);
+		}
+		for (;;) {
+			t = nd_xmalloc(cap);
+			if ((n = readlink(p, t, cap)) < 0)
+				nd_die_errno(ND_EXIT_ERROR, "%s: cannot create "
+				    "output", path);
+			if ((size_t)n < cap)
+				break;
+			free(t);
+			cap *= 2;
+		}
+		t[n] = '\0';
+		slash = strrchr(p, '/');
+		if (t[0] == '/' || slash == NULL) {
+			q = t;
+		} else {
+			/* Relative to the directory holding the link. */
+			size_t d = (size_t)(slash - p) + 1;
+
+			q = nd_xmalloc(d + (size_t)n + 1);
+			memcpy(q, p, d);
+			memcpy(q + d, t, (size_t)n + 1);
+			free(t);
+		}
+		free(p);
+		p = q;
+	}
+}
+
 nd_out *
 nd_out_open(const char *path)
 {
 	nd_out *o = nd_xcalloc(1, sizeof *o);
+	struct stat st;
 
 	o->slot = -1;
 	nd_buf_reserve(&o->buf, FLUSH_AT + 4096);
 	if (path == NULL || strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		o->name = "<stdout>";
+		o->is_stdout = 1;
+		o->quiet_epipe = 1;
 		return o;
 	}
-	o->path = nd_xstrdup(path);
-	o->name = o->path;
-	o->tmp = nd_xmalloc(strlen(path) + 32);
-	sprintf(o->tmp, "%s.tmp.XXXXXX", path);
+	o->name = nd_xstrdup(path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device or FIFO is written through, as the shell's `>`
+		 * does: replacing it would break it (and its reader). */
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output",
+			    path);
+		}
+		o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		if (o->fd < 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output",
+			    path);
+		o->quiet_epipe = S_ISFIFO(st.st_mode);
+		return o;
+	}
+	/* A regular file or a new one: written beside its real place (the
+	 * target of a symbolic link) and renamed over it when complete. */
+	o->path = resolve_links(path);
+	if (stat(o->path, &st) == 0) {
+		o->has_mode = 1;
+		o->mode = st.st_mode & 07777;
+	}
+	o->tmp = nd_xmalloc(strlen(o->path) + 32);
+	sprintf(o->tmp, "%s.tmp.XXXXXX", o->path);
 	o->fd = mkstemp(o->tmp);
 	if (o->fd < 0)
 		nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output", path);
@@ -122,7 +237,7 @@ write_all(nd_out *o, const char *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EPIPE && o->path == NULL)
+			if (errno == EPIPE && o->quiet_epipe)
 				exit(0);	/* reader went away: quiet */
 			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
 		}
@@ -158,16 +273,40 @@ nd_out_write(nd_out *o, const void *p, size_t n)
 	nd_out_commit(o);
 }
 
+static ssize_t
+stdio_write(void *cookie, const char *p, size_t n)
+{
+	nd_out_write(cookie, p, n);	/* dies on error */
+	return (ssize_t)n;
+}
+
+FILE *
+nd_out_stdio(nd_out *o)
+{
+	static const cookie_io_functions_t io = { NULL, stdio_write, NULL,
+	    NULL };
+	FILE *f = fopencookie(o, "w", io);
+
+	if (f == NULL)
+		nd_die_errno(ND_EXIT_ERROR, "%s: cannot open a stream", o->name);
+	return f;
+}
+
 void
 nd_out_close(nd_out *o)
 {
 	nd_out_flush(o);
-	if (o->path != NULL) {
-		mode_t um = umask(0);
+	if (o->tmp != NULL) {
+		mode_t mode = o->mode;
 
-		umask(um);
-		/* mkstemp makes 0600; give the file the usual 0666 & ~umask. */
-		if (fchmod(o->fd, 0666 & ~um) != 0 || fsync(o->fd) != 0)
+		if (!o->has_mode) {
+			/* mkstemp makes 0600; a new file gets 0666 & ~umask. */
+			mode_t um = umask(0);
+
+			umask(um);
+			mode = 0666 & ~um;
+		}
+		if (fchmod(o->fd, mode) != 0 || fsync(o->fd) != 0)
 			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
 		if (close(o->fd) != 0)
 			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
@@ -177,14 +316,16 @@ nd_out_close(nd_out *o)
 		nd_out_tmp_forget(o->slot);
 		free(o->tmp);
 		free(o->path);
-	} else if (o->fd == STDOUT_FILENO) {
+	} else if (!o->is_stdout) {
+		/* A device or FIFO: nothing to sync or rename. */
+		if (close(o->fd) != 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
+	} else {
 		/* Catch errors of anything written through stdio too. */
-		if (fflush(stdout) != 0) {
-			if (errno == EPIPE)
-				exit(0);
-			nd_die_errno(ND_EXIT_ERROR, "<stdout>: write error");
-		}
+		nd_stdout_flush();
 	}
+	if (!o->is_stdout)
+		free((char *)o->name);
 	nd_buf_free(&o->buf);
 	free(o);
 }

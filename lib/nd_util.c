@@ -7,9 +7,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *nd_progname = "ndtrace";
 void (*nd_die_hook)(int code);
+
+/* Set once an error has been reported: the exit-time check of stdout then
+ * adds no second message. */
+static int reported;
+
+/* The errno of stdout's pending or past write failure, 0 if none. */
+static int
+stdout_error(void)
+{
+	struct stat st;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	if (errno != 0)
+		return errno;
+	/* stdio dropped the failed buffer and errno is gone: a pipe or
+	 * socket can only have lost its reader. */
+	if (fstat(STDOUT_FILENO, &st) == 0 &&
+	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return EPIPE;
+	return EIO;
+}
+
+void
+nd_stdout_flush(void)
+{
+	int e = stdout_error();
+
+	if (e == 0)
+		return;
+	if (e == EPIPE)
+		exit(ND_EXIT_OK);	/* the reader went away: quiet */
+	errno = e;
+	nd_die_errno(ND_EXIT_ERROR, "<stdout>: write error");
+}
+
+/* At exit: flush and close stdout so that a full disk is never silent.  It
+ * cannot call exit() again, so it keeps the status on EPIPE (the program
+ * ends as it meant to) and _exits 2 on any other error, after the -o
+ * temporaries are gone (nd_out's cleanup was registered later, so it ran
+ * first). */
+static void
+close_stdout(void)
+{
+	int e;
+
+	if (reported)
+		return;
+	e = stdout_error();
+	/* EBADF: stdout was closed (>&-) and nothing was written to it. */
+	if (e == 0 && fclose(stdout) != 0 && errno != EBADF)
+		e = errno != 0 ? errno : EIO;
+	if (e == 0 || e == EPIPE)
+		return;
+	fprintf(stderr, "%s: <stdout>: write error: %s\n", nd_progname,
+	    strerror(e));
+	_exit(ND_EXIT_ERROR);
+}
 
 void
 nd_init(const char *argv0)
@@ -21,6 +82,13 @@ nd_init(const char *argv0)
 		nd_progname = s != NULL ? s + 1 : argv0;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	{
+		static int done;
+
+		if (!done)
+			atexit(close_stdout);
+		done = 1;
+	}
 	nd_out_install_cleanup();
 }
 
@@ -52,6 +120,7 @@ nd_die(int code, const char *fmt, ...)
 	va_end(ap);
 	if (nd_die_hook != NULL)
 		nd_die_hook(code);
+	reported = 1;
 	exit(code);
 }
 
@@ -66,6 +135,7 @@ nd_die_errno(int code, const char *fmt, ...)
 	va_end(ap);
 	if (nd_die_hook != NULL)
 		nd_die_hook(code);
+	reported = 1;
 	exit(code);
 }
 

@@ -37,8 +37,16 @@ enum {
 extern const char *nd_progname;
 
 /* Set nd_progname from argv[0], ignore SIGPIPE (EPIPE is handled where the
- * write fails) and install the cleanup that removes temporary -o files. */
+ * write fails), close stdout with a check at exit and install the cleanup
+ * that removes temporary -o files. */
 void nd_init(const char *argv0);
+
+/* Flush stdout and check it, as fshut(3) would: a closed pipe (EPIPE) ends
+ * the program quietly with status 0, any other write error dies with
+ * "prog: <stdout>: write error: ..." (exit 2).  Output written with stdio
+ * (--help, -V, listings) ends with it.  nd_init() also registers a check of
+ * stdout at exit, so no program's stdout error goes unnoticed. */
+void nd_stdout_flush(void);
 
 /* Called by nd_die before exiting when set: the fuzz harnesses longjmp out
  * of it so that an input error is an outcome, not the end of the process. */
@@ -58,5 +66,50 @@ char *nd_xstrndup(const char *s, size_t n);
 
 /* Grow *p (holding *cap elements of size `size`) to hold at least `need`. */
 void nd_grow(void *pp, size_t *cap, size_t need, size_t size);
+
+/*
+ * Absolute time: origin_ns + ts_ns.  ndtrace(7) allows any int64 origin,
+ * so the sum can leave int64 (signed overflow: undefined behaviour, and in
+ * practice a wrapped, wrong order).  Every comparison of instants of
+ * different sources goes through these:
+ *   nd_abstime_of / nd_abstime_cmp  the exact sum (65 bits, kept as a
+ *                  high and a low word) and its order;
+ *   nd_add_sat     a + b clamped to [INT64_MIN, INT64_MAX], for a value
+ *                  that must stay an int64 (a displayed time).
+ */
+typedef struct nd_abstime {
+	int64_t hi;		/* -1, 0 or 1 */
+	uint64_t lo;
+} nd_abstime;
+
+static inline nd_abstime
+nd_abstime_of(int64_t origin, int64_t ts)
+{
+	nd_abstime t;
+
+	t.lo = (uint64_t)origin + (uint64_t)ts;
+	/* sign extensions, plus the carry out of the low word */
+	t.hi = (origin < 0 ? -1 : 0) + (ts < 0 ? -1 : 0) +
+	    (t.lo < (uint64_t)origin ? 1 : 0);
+	return t;
+}
+
+static inline int
+nd_abstime_cmp(nd_abstime a, nd_abstime b)
+{
+	if (a.hi != b.hi)
+		return a.hi < b.hi ? -1 : 1;
+	return (a.lo > b.lo) - (a.lo < b.lo);
+}
+
+static inline int64_t
+nd_add_sat(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (!__builtin_add_overflow(a, b, &s))
+		return s;
+	return a < 0 ? INT64_MIN : INT64_MAX;
+}
 
 #endif
