@@ -24,18 +24,24 @@
  *
  * Memory: 48 bytes a record, 4 more while writing, the spool's 8 MiB in
  * memory and read windows, sort buffers (at most half the largest
- * timeline, usually far less), interned strings.
+ * timeline, usually far less), interned strings; per distinct op and per
+ * timeline a few hundred bytes.  Label scopes are a tree (snode) capped
+ * in depth and length, so they stay linear however deep labels nest.
  *
  * An ordered input (every timeline already in output order in the file,
  * without B/E pairs) needs none of that: the output order is then the
- * file order.  So a regular file is read as above while every timeline
- * stays ordered; past a budget of records (BUDGET) the records are
- * dropped and the rest of the file only prescanned (names, origin, steps,
- * counts, and the launch table: correlation -> scope and step of the
- * launching host op, 24 bytes a launch); then the file is read again and
- * each record written as it comes, its scope from a nesting stack per
- * timeline.  Disorder found after the switch restarts the conversion
- * buffered.  Same bytes out either way.
+ * file order.  So an input is read as above while every timeline stays
+ * ordered; past a budget of records (BUDGET) the records move to the
+ * spool (a `sent`: the record, its timeline, its args after it) and so do
+ * the later ones, while only what the writing needs stays in memory
+ * (names, origin, steps, counts, and the launch table: correlation ->
+ * scope and step of the launching host op, 24 bytes a launch); once the
+ * input is read, the spooled records are written in file order, each
+ * one's scope from a nesting stack per timeline.  Disorder found after
+ * the switch takes the spooled records back into memory (unspool) and
+ * goes on buffered.  Same bytes out either way, and every input is read
+ * exactly once: what is written is what that read saw, and nothing is
+ * written before the input has been read whole.
  *
  * The rules (what is a scope element, the origin, skipped vs fatal) are
  * documented in chrome2ndjson(1); keep the two in step.
@@ -54,6 +60,7 @@
 #include "nd_util.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,10 +71,10 @@
 
 static const char usage_text[] =
 "usage: chrome2ndjson [-hqV] [--no-args] [--no-flows] [-o file] [--rank n] "
-    "[--rules file] [file ...]\n"
+    "[-r file] [file ...]\n"
 "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
 "      --rank N       rank for inputs without distributedInfo.rank\n"
-"      --rules FILE   classification rules (TSV, see trace-classify(1))\n"
+"  -r, --rules FILE   classification rules (TSV, see trace-classify(1))\n"
 "      --no-args      leave out the args of every record\n"
 "      --no-flows     do not write flow records (count them as skipped)\n"
 "  -q, --quiet        do not print warnings on stderr\n"
@@ -119,7 +126,7 @@ enum {
 typedef struct op {
 	uint32_t name, cat, lname;	/* strs ids / cats id; NONE32 none */
 	uint32_t elem;		/* strs id of the scope element */
-	uint32_t tfscope;	/* scopes id from args.tf_op, NONE32 */
+	uint32_t tfscope;	/* SC_TF | scopes id from args.tf_op, NONE32 */
 	int32_t stepno;
 	uint8_t flags, tie;
 	uint64_t namej;		/* frags offset << 24 | length; 0 unset */
@@ -178,11 +185,25 @@ typedef struct frame {
 	int64_t end;
 	uint32_t scope, elem;
 	int32_t step;
+	uint8_t capped;		/* a label here or above was left out */
 } frame;
 
 typedef struct extra {
 	nd_jval k, v;
 } extra;
+
+/* Scope ids (32 bits of a packed record): an snode, or SC_TF | an id of
+ * the tf_op scopes; NONE32 none. */
+#define SC_TF 0x80000000u
+#define SCOPE_LABELS 64
+#define SCOPE_BYTES 4096
+
+typedef struct snode {
+	uint32_t parent;	/* snode, NONE32 at the top */
+	uint32_t elem;		/* strs id of the last label */
+	uint32_t len;		/* bytes of the path */
+	uint32_t depth;		/* labels in the path */
+} snode;
 
 /* Everything about one input. */
 typedef struct src {
@@ -191,9 +212,9 @@ typedef struct src {
 	nd_chrome *ch;
 	nd_spool *spool;
 	nd_intern *strs, *cats, *scopes;
-	nd_intern *opkeys, *pkeys, *tlkeys, *joinkeys;
+	nd_intern *opkeys, *pkeys, *tlkeys;
 	nd_intern *tfops;	/* args.tf_op as written -> tfmap */
-	uint32_t *tfmap;	/* scopes id, NONE32 */
+	uint32_t *tfmap;	/* SC_TF | scopes id, NONE32 */
 	size_t captfmap;
 	op *ops;
 	size_t nops, capops;
@@ -201,9 +222,11 @@ typedef struct src {
 	size_t nprocs, capprocs;
 	tl *tls;
 	size_t ntls, captls;
-	uint32_t *joins;	/* joinkeys id -> scopes id */
-	size_t capjoins;
-	uint32_t *joinelem;	/* joinkeys id -> elem of the result */
+	nd_map64 *joins;	/* parent << 32 | label -> scope_join() */
+	struct snode *snodes;	/* label scopes (see scope_join) */
+	size_t nsnodes, capsnodes;
+	uint64_t scope_capped;	/* labels left out of scopes */
+	uint64_t long_numbers;	/* numbers written as strings (copy_num) */
 	uint64_t *catcount;
 	size_t capcat;
 	uint64_t phases[128];
@@ -235,10 +258,13 @@ typedef struct src {
 	nd_buf header;		/* "key":value,... of other top-level members */
 	nd_buf warnings;	/* JSON strings, comma separated */
 	nd_buf scratch, scratch2;
-	nd_buf frags;		/* JSON fragments: names, scopes, classes */
+	nd_buf frags;		/* JSON fragments: names, tf scopes, classes */
 	uint64_t *scopej;	/* scopes id -> frags offset << 24 | length */
 	size_t capscopej;
 	nd_map64 *clsfrag;	/* op << 32 | tl -> frag */
+	nd_intern *clstext;	/* texts of those frags */
+	uint64_t *clsoff;	/* clstext id -> frag */
+	size_t capclsoff;
 	/* last timeline lookup */
 	char lastp[64], lastt[64];
 	size_t lastpn, lasttn;
@@ -250,23 +276,33 @@ typedef struct src {
 	int unordered;		/* a timeline out of order, or B/E pairs */
 	int dev_nocorr, lflow_f;	/* flow_corr() may be needed */
 	int defer;		/* warnings kept in pending until read */
-	int unclosed;		/* nd_chrome_unclosed() of the first read */
+	int unclosed;		/* nd_chrome_unclosed() */
+	int rebuffered;		/* left M_PRESCAN for M_BUFFER (unspool) */
 	size_t nrecs;
 	struct plaunch *plaunches;
 	size_t nplaunches, capplaunches;
 	nd_buf pending;		/* deferred warnings, NUL terminated */
-	nd_buf sargs;		/* M_PRESCAN, M_STREAM: args of the event */
-	size_t nsargs;
+	uint64_t first_sent;	/* spool offset of the first sent */
+	size_t sent_inl;	/* M_PRESCAN: args bytes of the event's sent */
+	char *sent_at;		/* M_PRESCAN: the event's reserved sent */
+	uint64_t nsent;
 	struct fmt *sf;		/* M_STREAM: the formatter and output */
 	nd_out *out;
 } src;
 
 enum {
 	M_BUFFER,		/* records kept, written after the read */
-	M_PRESCAN,		/* ordered so far: only what pass 2 needs */
-	M_DROP,			/* disorder after the switch: restart buffered */
-	M_STREAM		/* pass 2: each record written as it comes */
+	M_PRESCAN,		/* ordered so far: records go to the spool */
+	M_STREAM		/* pass 2: each spooled record written */
 };
+
+/* A record spooled by the ordered path (M_PRESCAN), followed by inl bytes
+ * of its args (inl 0: the args are elsewhere in the spool, or none). */
+typedef struct sent {
+	rec r;
+	uint32_t ti;
+	uint32_t inl;
+} sent;
 
 /* Records buffered before an ordered file is streamed instead. */
 #define BUDGET ((size_t)1 << 18)
@@ -418,10 +454,31 @@ skip_val(const char *p, const char *end)
 	}
 }
 
+/* Copy a number of n bytes to d; one longer than ND_JSON_MAX_NUMBER,
+ * which no stream reader accepts, as a string holding its text (counted in
+ * *nlong).  Returns the end of the copy. */
+static char *
+copy_num(char *d, const char *p, size_t n, uint64_t *nlong)
+{
+	if (n > ND_JSON_MAX_NUMBER) {
+		*d++ = '"';
+		memcpy(d, p, n);
+		d[n] = '"';
+		(*nlong)++;
+		return d + n + 1;
+	}
+	memcpy(d, p, n);
+	return d + n;
+}
+
+/* Room to reserve for a copy of n bytes of JSON text: the copy drops
+ * white space but may quote long numbers (2 bytes per 401 or more). */
+#define COPY_ROOM(n) ((n) + (n) / 128 + 16)
+
 /* Copy the valid value at p without insignificant white space to *o;
- * returns the end of the value. */
+ * returns the end of the value.  Long numbers become strings (copy_num). */
 static const char *
-copy_val(const char *p, const char *end, char **o)
+copy_val(const char *p, const char *end, char **o, uint64_t *nlong)
 {
 	char *d = *o;
 	int depth = 0, esc = 0;
@@ -437,10 +494,13 @@ copy_val(const char *p, const char *end, char **o)
 	case '[':
 		break;
 	default:
-		while (p < end && !delim_tab[(unsigned char)*p])
-			*d++ = *p++;
-		*o = d;
-		return p;
+		q = p;
+		while (q < end && !delim_tab[(unsigned char)*q])
+			q++;
+		*o = *p == '-' || (*p >= '0' && *p <= '9') ?
+		    copy_num(d, p, (size_t)(q - p), nlong) :
+		    (char *)memcpy(d, p, (size_t)(q - p)) + (q - p);
+		return q;
 	}
 	for (;;) {
 		char c = *p;
@@ -449,6 +509,14 @@ copy_val(const char *p, const char *end, char **o)
 			q = skip_str(p + 1, end, &esc);
 			memcpy(d, p, (size_t)(q - p));
 			d += q - p;
+			p = q;
+			continue;
+		}
+		if (c == '-' || (c >= '0' && c <= '9')) {
+			q = p;
+			while (!delim_tab[(unsigned char)*q])
+				q++;	/* a number in a container ends before one */
+			d = copy_num(d, p, (size_t)(q - p), nlong);
 			p = q;
 			continue;
 		}
@@ -536,9 +604,9 @@ key_is(const nd_jval *k, const char *s, size_t n)
 
 /* Copy a valid JSON value without insignificant white space. */
 static char *
-minify(const char *p, const char *end, char *o)
+minify(const char *p, const char *end, char *o, uint64_t *nlong)
 {
-	copy_val(p, end, &o);
+	copy_val(p, end, &o, nlong);
 	return o;
 }
 
@@ -857,7 +925,7 @@ static rec *
 tl_push(tl *t)
 {
 	if (t->n == t->cap) {
-		size_t c = t->cap ? t->cap * 2 : 16;
+		size_t c = t->cap ? t->cap * 2 : 4;
 
 		t->v = grow_array(t->v, t->cap * sizeof *t->v, c * sizeof *t->v);
 		t->cap = c;
@@ -982,7 +1050,7 @@ args_walk(src *s, const char *p, const char *end, struct special *sp,
 			d += k.len;
 			*d++ = ':';
 		}
-		p = copy_val(p, end, &d);
+		p = copy_val(p, end, &d, &s->long_numbers);
 		*o = d;
 		nd_grow(&s->akeys, &s->capakeys, s->nakeys + 1,
 		    sizeof *s->akeys);
@@ -997,23 +1065,40 @@ args_walk(src *s, const char *p, const char *end, struct special *sp,
 static void
 append_extras(src *s, size_t nextras, char **o, int *n)
 {
+	nd_intern *seen = NULL;
+
+	/* many names on both sides: look them up in a table, not each
+	 * against each */
+	if (nextras > 8 && s->nakeys > 8 && (uint64_t)nextras * s->nakeys >
+	    4096) {
+		seen = nd_intern_new();
+		for (size_t j = 0; j < s->nakeys; j++)
+			nd_intern_id(seen, s->akeys[j].raw, s->akeys[j].len);
+	}
 	for (size_t i = 0; i < nextras; i++) {
 		const extra *x = &s->extras[i];
 		int dup = 0;
 		char *d = *o;
 
-		for (size_t j = 0; j < s->nakeys && !dup; j++)
-			dup = s->akeys[j].len == x->k.len &&
-			    memcmp(s->akeys[j].raw, x->k.raw, x->k.len) == 0;
+		if (seen != NULL)
+			dup = nd_intern_find(seen, x->k.raw, x->k.len) !=
+			    UINT32_MAX;
+		else
+			for (size_t j = 0; j < s->nakeys && !dup; j++)
+				dup = s->akeys[j].len == x->k.len &&
+				    memcmp(s->akeys[j].raw, x->k.raw,
+				    x->k.len) == 0;
 		if (dup)
 			continue;
 		*d++ = (*n)++ ? ',' : '{';
 		memcpy(d, x->k.raw, x->k.len);
 		d += x->k.len;
 		*d++ = ':';
-		copy_val(x->v.raw, x->v.raw + x->v.len, &d);
+		copy_val(x->v.raw, x->v.raw + x->v.len, &d,
+		    &s->long_numbers);
 		*o = d;
 	}
+	nd_intern_free(seen);
 }
 
 /* Spooled args (key tokens expanded) appended to b. */
@@ -1043,9 +1128,18 @@ detok(const src *s, nd_buf *b, const char *p, size_t n)
 static uint64_t
 args_commit(src *s, char *d, size_t n)
 {
-	if (s->mode != M_BUFFER) {
-		s->nsargs = n;	/* in s->sargs until the next event */
-		return 0;
+	if (s->mode == M_PRESCAN) {
+		/* in the event's sent, committed with it (rec_done) */
+		uint64_t off = nd_spool_size(s->spool) + sizeof(sent);
+
+		if (n < ARGS_LONG) {
+			s->sent_inl = n;
+			return off << 24 | n;
+		}
+		memmove(d + 8, d, n);
+		memcpy(d, &(uint64_t){ n }, 8);
+		s->sent_inl = n + 8;
+		return off << 24 | ARGS_LONG;
 	}
 	if (n < ARGS_LONG)
 		return nd_spool_commit(s->spool, n) << 24 | n;
@@ -1154,6 +1248,7 @@ metadata(src *s, const nd_jval *name, const nd_jval *pid, const nd_jval *tid,
 }
 
 static void rec_done(src *s, uint32_t ti, rec *r);
+static uint32_t *output_order(src *s, size_t *np);
 
 /* The scope of an args.tf_op, normalized once per distinct value (XLA
  * traces repeat a few hundred long ones). */
@@ -1173,7 +1268,7 @@ tfop_scope(src *s, const nd_jval *v)
 	nd_buf_reset(&s->scratch2);
 	n = nd_scope_normalize(s->scratch.p, s->scratch.len, 1, &s->scratch2);
 	if (n > 0)
-		s->tfmap[id] = intern(s->scopes, s->scratch2.p, n);
+		s->tfmap[id] = SC_TF | intern(s->scopes, s->scratch2.p, n);
 	return s->tfmap[id];
 }
 
@@ -1207,11 +1302,13 @@ event(src *s, const nd_chrome_item *it)
 	s->nakeys = 0;
 	/* args are written straight into the spool (committed if kept) */
 	if (s->mode == M_BUFFER)
-		d0 = o = nd_spool_reserve(s->spool, it->val.len + 16);
+		d0 = o = nd_spool_reserve(s->spool, COPY_ROOM(it->val.len));
 	else {
-		nd_buf_reset(&s->sargs);
-		nd_buf_reserve(&s->sargs, it->val.len + 16);
-		d0 = o = s->sargs.p;
+		/* M_PRESCAN: the record's sent goes first */
+		s->sent_at = nd_spool_reserve(s->spool, sizeof(sent) +
+		    COPY_ROOM(it->val.len));
+		s->sent_inl = 0;
+		d0 = o = s->sent_at + sizeof(sent);
 	}
 	p = it->val.raw + 1;
 	while (obj_key(&p, end, &k)) {
@@ -1300,8 +1397,7 @@ extra:
 	if (args.type == ND_JNULL)
 		args.type = ND_JNONE;
 	if (c == 'M') {
-		if (s->mode != M_STREAM)	/* names are final by then */
-			metadata(s, &name, &pid, &tid, &sp);
+		metadata(s, &name, &pid, &tid, &sp);
 		return;
 	}
 	switch (c) {
@@ -1415,10 +1511,12 @@ extra:
 		if (iv->type == ND_JSTR)
 			aid = intern_jstr(s, s->strs, iv);
 		else if (iv->type == ND_JNUM || iv->type == ND_JOBJ) {
+			uint64_t nlong = 0;	/* an id: never a number */
+
 			nd_buf_reset(&s->scratch2);
-			nd_buf_reserve(&s->scratch2, iv->len);
+			nd_buf_reserve(&s->scratch2, COPY_ROOM(iv->len));
 			s->scratch2.len = (size_t)(minify(iv->raw, iv->raw +
-			    iv->len, s->scratch2.p) - s->scratch2.p);
+			    iv->len, s->scratch2.p, &nlong) - s->scratch2.p);
 			aid = intern(s->strs, s->scratch2.p, s->scratch2.len);
 		} else if (kind == K_INSTANT)
 			async = 0;	/* a plain instant */
@@ -1490,7 +1588,7 @@ extra:
 		if (kind == K_B || kind == K_E)
 			tp->has_be = 1;
 		if (kind == K_SPAN && (po->flags & OP_STEP) &&
-		    !(po->flags & OP_DEVICE) && s->mode != M_STREAM) {
+		    !(po->flags & OP_DEVICE)) {
 			nd_grow(&s->steps, &s->capsteps, s->nsteps + 1,
 			    sizeof *s->steps);
 			s->steps[s->nsteps].ts = tsns;
@@ -1590,9 +1688,9 @@ member(src *s, const nd_chrome_item *it)
 		nd_buf_addc(&s->header, ',');
 	nd_buf_add(&s->header, it->key.raw, it->key.len);
 	nd_buf_addc(&s->header, ':');
-	nd_buf_reserve(&s->header, it->val.len);
+	nd_buf_reserve(&s->header, COPY_ROOM(it->val.len));
 	d = minify(it->val.raw, it->val.raw + it->val.len,
-	    s->header.p + s->header.len);
+	    s->header.p + s->header.len, &s->long_numbers);
 	s->header.len = (size_t)(d - s->header.p);
 	s->header.p[s->header.len] = '\0';
 }
@@ -1654,7 +1752,8 @@ assign_ids(src *s)
 {
 	nd_map64 *used = nd_map64_new();
 	uint32_t *idx = nd_xmalloc((s->nprocs + s->ntls + 1) * sizeof *idx);
-	size_t n = 0;
+	uint32_t *bytl;
+	size_t n = 0, *first;
 	int64_t next = 1;
 
 	for (size_t i = 0; i < s->nprocs; i++) {
@@ -1671,24 +1770,40 @@ assign_ids(src *s)
 		s->procs[idx[i]].pid = next++;
 	}
 	nd_map64_free(used);
-	/* tids, per process */
+	/* tids, per process: the timelines grouped by process first (a
+	 * counting sort), so that a trace of many processes is not read once
+	 * per process */
+	bytl = nd_xmalloc((s->ntls + 1) * sizeof *bytl);
+	first = nd_xcalloc(s->nprocs + 2, sizeof *first);
+	for (size_t i = 0; i < s->ntls; i++)
+		first[s->tls[i].proc + 2]++;
+	for (size_t pi = 0; pi < s->nprocs; pi++)
+		first[pi + 2] += first[pi + 1];
+	for (size_t i = 0; i < s->ntls; i++)
+		bytl[first[s->tls[i].proc + 1]++] = (uint32_t)i;
 	for (size_t pi = 0; pi < s->nprocs; pi++) {
 		int64_t maxtid = 0;
 
-		used = nd_map64_new();
 		n = 0;
-		for (size_t i = 0; i < s->ntls; i++) {
+		for (size_t j = first[pi]; j < first[pi + 1]; j++) {
+			size_t i = bytl[j];
 			tl *t = &s->tls[i];
 
-			if (t->proc != pi)
-				continue;
 			if (!t->async && !t->isstr) {
 				t->tid = t->key;
-				nd_map64_put(used, (uint64_t)t->key, NULL);
 				if (t->key > maxtid)
 					maxtid = t->key;
 			} else
 				idx[n++] = (uint32_t)i;
+		}
+		if (n == 0)
+			continue;	/* nothing to number: no table */
+		used = nd_map64_new();
+		for (size_t j = first[pi]; j < first[pi + 1]; j++) {
+			const tl *t = &s->tls[bytl[j]];
+
+			if (!t->async && !t->isstr)
+				nd_map64_put(used, (uint64_t)t->key, NULL);
 		}
 		nd_sort(idx, n, sizeof *idx, cmp_tl_idx, s);
 		next = 1;
@@ -1705,6 +1820,8 @@ assign_ids(src *s)
 		}
 		nd_map64_free(used);
 	}
+	free(first);
+	free(bytl);
 	free(idx);
 }
 
@@ -1846,54 +1963,52 @@ match_pairs(src *s, tl *t)
 
 /* Scope of a label inside a scope: "parent/label", except that a label
  * that begins with the enclosing label and '/' replaces it (torch users
- * write record_function("block.0/attention") inside "block.0"). */
+ * write record_function("block.0/attention") inside "block.0").
+ *
+ * A label scope is an snode: its parent's scope and one label, so scopes
+ * share their prefixes and take memory linear in the labels however deep
+ * they nest; the path is spelled out only when a record is written
+ * (put_scope).  A label that would make the path longer than SCOPE_LABELS
+ * labels or SCOPE_BYTES bytes is left out (counted, warned about): the
+ * span and what it encloses keep the enclosing scope, so that no record's
+ * scope is longer than that and the output stays linear in the input. */
 static uint32_t
 scope_join(src *s, uint32_t parent, uint32_t pelem, uint32_t elem,
     uint32_t *newelem)
 {
-	uint32_t key[3] = { parent, pelem, elem };
-	uint32_t n = nd_intern_count(s->joinkeys);
-	uint32_t id = nd_intern_id(s->joinkeys, (const char *)key, sizeof key);
+	int isnew;
+	/* pelem is the last label of parent: (parent, elem) is the key */
+	uint64_t *v = nd_map64_put(s->joins, (uint64_t)parent << 32 | elem,
+	    &isnew);
 
-	if (id == n) {
-		size_t en, pn, pen;
+	if (isnew) {
+		size_t en, pen;
 		const char *e = istr(s->strs, elem, &en);
-		uint32_t sc;
+		snode nd = { parent, elem, (uint32_t)en, 1 };
 
-		nd_buf_reset(&s->scratch);
-		if (parent == NONE32)
-			nd_buf_add(&s->scratch, e, en);
+		if (parent != NONE32) {
+			const snode *ps = &s->snodes[parent];
+			const char *pe = istr(s->strs, pelem, &pen);
+
+			if (en > pen && e[pen] == '/' && memcmp(e, pe, pen) == 0) {
+				nd.parent = ps->parent;
+				nd.depth = ps->depth;
+			} else
+				nd.depth = ps->depth + 1;
+			if (nd.parent != NONE32)
+				nd.len += s->snodes[nd.parent].len + 1;
+		}
+		if (nd.len > SCOPE_BYTES || nd.depth > SCOPE_LABELS)
+			*v = parent;
 		else {
-			const char *ps = istr(s->scopes, parent, &pn);
-			const char *pe = pelem != NONE32 ?
-			    istr(s->strs, pelem, &pen) : NULL;
-
-			if (pe != NULL && en > pen && e[pen] == '/' &&
-			    memcmp(e, pe, pen) == 0 && pn >= pen &&
-			    memcmp(ps + pn - pen, pe, pen) == 0) {
-				nd_buf_add(&s->scratch, ps, pn - pen);
-				nd_buf_add(&s->scratch, e, en);
-			} else {
-				nd_buf_add(&s->scratch, ps, pn);
-				nd_buf_addc(&s->scratch, '/');
-				nd_buf_add(&s->scratch, e, en);
-			}
+			nd_grow(&s->snodes, &s->capsnodes, s->nsnodes + 1,
+			    sizeof *s->snodes);
+			s->snodes[s->nsnodes] = nd;
+			*v = (uint32_t)s->nsnodes++;
 		}
-		sc = intern(s->scopes, s->scratch.p, s->scratch.len);
-		nd_grow(&s->joins, &s->capjoins, (size_t)id + 1,
-		    sizeof *s->joins);
-		{
-			size_t cap = s->capjoins;
-
-			/* joinelem grows with joins (same capacity) */
-			s->joinelem = nd_xrealloc(s->joinelem,
-			    cap * sizeof *s->joinelem);
-		}
-		s->joins[id] = sc;
-		s->joinelem[id] = elem;
 	}
-	*newelem = s->joinelem[id];
-	return s->joins[id];
+	*newelem = (uint32_t)*v == parent ? pelem : elem;
+	return (uint32_t)*v;
 }
 
 static inline uint64_t
@@ -1971,27 +2086,49 @@ launch_add(src *s, int64_t corr, uint64_t packed)
 }
 
 /* A device op without args.correlation: the id of a launch flow ('f')
- * that ends on it (same timeline, same ts). */
+ * that ends on it (same timeline, same ts): the first one after it, else
+ * the nearest one before it.  The walk keeps the one before (fc->prev);
+ * the one after is found by a scan that only moves forward (fc->from), so
+ * many records at one ts cost linear time, not quadratic. */
+typedef struct fcur {
+	size_t from, hit;	/* scanned up to from; hit: SIZE_MAX none */
+	int64_t prev;		/* corr of the last launch flow at this ts */
+	int64_t prevts;
+	int has_prev;
+} fcur;
+
 static int
-flow_corr(const src *s, const tl *t, size_t i, int64_t *corr)
+is_lflow_f(const src *s, const rec *r)
+{
+	return r->kind == K_FLOW && (r->flags & F_FMASK) == F_FF &&
+	    !(r->flags & F_STRID) && (s->ops[r->op].flags & OP_LAUNCHFLOW);
+}
+
+static int
+flow_corr(const src *s, const tl *t, size_t i, fcur *fc, int64_t *corr)
 {
 	const rec *v = t->v;
+	size_t j;
 
-	for (size_t j = i + 1; j < t->n && v[j].ts == v[i].ts; j++)
-		if (v[j].kind == K_FLOW && (v[j].flags & F_FMASK) == F_FF &&
-		    !(v[j].flags & F_STRID) &&
-		    (s->ops[v[j].op].flags & OP_LAUNCHFLOW)) {
-			*corr = v[j].corr;
-			return 1;
-		}
-	for (size_t j = i; j > 0 && v[j - 1].ts == v[i].ts; j--)
-		if (v[j - 1].kind == K_FLOW &&
-		    (v[j - 1].flags & F_FMASK) == F_FF &&
-		    !(v[j - 1].flags & F_STRID) &&
-		    (s->ops[v[j - 1].op].flags & OP_LAUNCHFLOW)) {
-			*corr = v[j - 1].corr;
-			return 1;
-		}
+	if (fc->hit == SIZE_MAX || fc->hit <= i) {
+		fc->hit = SIZE_MAX;
+		for (j = fc->from > i + 1 ? fc->from : i + 1;
+		    j < t->n && v[j].ts == v[i].ts; j++)
+			if (is_lflow_f(s, &v[j])) {
+				fc->hit = j;
+				j++;
+				break;
+			}
+		fc->from = j;
+	}
+	if (fc->hit != SIZE_MAX) {
+		*corr = v[fc->hit].corr;
+		return 1;
+	}
+	if (fc->has_prev && fc->prevts == v[i].ts) {
+		*corr = fc->prev;
+		return 1;
+	}
 	return 0;
 }
 
@@ -2003,6 +2140,7 @@ walk_one(src *s, tl *t, const rec *r)
 	const op *o = &s->ops[r->op];
 	uint32_t scope = NONE32, elem = NONE32;
 	int32_t step = NOSTEP;
+	uint8_t capped = 0;
 
 	while (t->nfr > 0 && t->fr[t->nfr - 1].end <= r->ts)
 		t->nfr--;
@@ -2010,14 +2148,25 @@ walk_one(src *s, tl *t, const rec *r)
 		scope = t->fr[t->nfr - 1].scope;
 		elem = t->fr[t->nfr - 1].elem;
 		step = t->fr[t->nfr - 1].step;
+		capped = t->fr[t->nfr - 1].capped;
 	}
 	if (r->kind == K_SPAN && r->dur > 0) {
-		frame f = { r->ts + r->dur, scope, elem, step };
+		frame f = { r->ts + r->dur, scope, elem, step, capped };
 
 		if (o->flags & OP_STEP)
 			f.step = o->stepno;
-		else if (o->flags & OP_ANNOT)
-			f.scope = scope_join(s, scope, elem, o->elem, &f.elem);
+		else if (o->flags & OP_ANNOT) {
+			/* inside a label left out, labels are left out too:
+			 * a scope is always the outermost labels */
+			if (!capped)
+				f.scope = scope_join(s, scope, elem, o->elem,
+				    &f.elem);
+			if (f.scope == scope) {
+				f.capped = 1;
+				if (s->mode != M_STREAM)
+					s->scope_capped++;
+			}
+		}
 		nd_grow(&t->fr, &t->capfr, t->nfr + 1, sizeof *t->fr);
 		t->fr[t->nfr++] = f;
 	}
@@ -2056,6 +2205,8 @@ is_launch(const src *s, const rec *r)
 static void
 walk(src *s, tl *t)
 {
+	fcur fc = { 0, SIZE_MAX, 0, 0, 0 };
+
 	t->nfr = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		rec *r = &t->v[i];
@@ -2065,7 +2216,7 @@ walk(src *s, tl *t)
 		if (o->flags & OP_DEVICE) {
 			int64_t corr = r->corr;
 			int has = (r->flags & F_CORR) ? 1 :
-			    r->kind == K_FLOW ? 0 : flow_corr(s, t, i, &corr);
+			    r->kind == K_FLOW ? 0 : flow_corr(s, t, i, &fc, &corr);
 			const launch *l = has ? launch_find(s, corr) : NULL;
 
 			if (l != NULL && r->kind != K_FLOW)
@@ -2076,6 +2227,11 @@ walk(src *s, tl *t)
 			launch_add(s, r->corr, packed);
 		if (r->kind != K_FLOW)
 			r->corr = (int64_t)packed;
+		else if (is_lflow_f(s, r)) {
+			fc.prev = r->corr;
+			fc.prevts = r->ts;
+			fc.has_prev = 1;
+		}
 	}
 }
 
@@ -2185,6 +2341,32 @@ device_from(const char *p, size_t n, char out[32])
 	return 0;
 }
 
+static int
+cmp_i64(const void *a, const void *b, void *ctx)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	(void)ctx;
+	return (x > y) - (x < y);
+}
+
+/* Is id in deviceProperties (s->devids, sorted before the first call)? */
+static int
+devid_known(const src *s, int64_t id)
+{
+	size_t lo = 0, hi = s->ndevids;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (s->devids[m] < id)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < s->ndevids && s->devids[lo] == id;
+}
+
 static void
 tl_frag(src *s, tl *t)
 {
@@ -2220,10 +2402,8 @@ tl_frag(src *s, tl *t)
 	else if (t->has_device) {
 		/* Kineto numbers GPU processes by device index */
 		snprintf(dev, sizeof dev, "GPU");
-		for (size_t i = 0; i < s->ndevids; i++)
-			if (!p->isstr && p->key == s->devids[i])
-				snprintf(dev, sizeof dev, "GPU:%lld",
-				    (long long)p->key);
+		if (!p->isstr && devid_known(s, p->key))
+			snprintf(dev, sizeof dev, "GPU:%lld", (long long)p->key);
 	}
 	else if (t->has_host || (ps != NULL && memmem(ps, pn, "CPU", 3)))
 		snprintf(dev, sizeof dev, "CPU");
@@ -2237,6 +2417,9 @@ tl_frag(src *s, tl *t)
 		nd_buf_adds(b, ",\"rank\":");
 		nd_json_put_i64(b, s->rank);
 	}
+	/* no slack: a trace may have a timeline per event */
+	b->p = nd_xrealloc(b->p, b->len + 1);
+	b->cap = b->len + 1;
 }
 
 /* ,"cat":..,"class":..,"family":.. for a span of op o on timeline t. */
@@ -2281,7 +2464,20 @@ cls_frag(src *s, uint32_t o, uint32_t ti)
 	nd_buf_adds(&s->scratch2, ",\"family\":");
 	nd_json_put_str(&s->scratch2, out.family, strlen(out.family));
 	slot = nd_map64_put(s->clsfrag, (uint64_t)o << 32 | ti, NULL);
-	*slot = frag_add(s, s->scratch2.p, s->scratch2.len);
+	{
+		/* few distinct texts for many ops: each kept once */
+		uint32_t cnt = nd_intern_count(s->clstext);
+		uint32_t id = nd_intern_id(s->clstext, s->scratch2.p,
+		    s->scratch2.len);
+
+		if (id == cnt) {
+			nd_grow(&s->clsoff, &s->capclsoff, (size_t)id + 1,
+			    sizeof *s->clsoff);
+			s->clsoff[id] = frag_add(s, s->scratch2.p,
+			    s->scratch2.len);
+		}
+		*slot = s->clsoff[id];
+	}
 	return *slot;
 }
 
@@ -2292,7 +2488,51 @@ typedef struct fmt {
 	nd_spool_rd *rd;
 	int64_t shift;
 	uint64_t spans, instants, counters, flows, ts_range;
+	uint32_t scid;		/* the label scope in scj, when scok */
+	int scok;
+	nd_buf scj, scraw;
 } fmt;
+
+static void
+fmt_free(fmt *f)
+{
+	nd_buf_free(&f->scj);
+	nd_buf_free(&f->scraw);
+}
+
+/* ,"scope":"..." of a label scope, spelled out from its snodes (at most
+ * SCOPE_LABELS of them); the last one is kept, as consecutive records
+ * mostly share their scope. */
+static void
+put_scope(fmt *f, nd_buf *b, uint32_t id)
+{
+	const src *s = f->s;
+
+	if (!f->scok || f->scid != id) {
+		uint32_t chain[SCOPE_LABELS];
+		int n = 0;
+
+		for (uint32_t x = id; x != NONE32 && n < SCOPE_LABELS;
+		    x = s->snodes[x].parent)
+			chain[n++] = x;
+		nd_buf_reset(&f->scraw);
+		while (n-- > 0) {
+			size_t en;
+			const char *e = istr(s->strs, s->snodes[chain[n]].elem,
+			    &en);
+
+			if (f->scraw.len > 0)
+				nd_buf_addc(&f->scraw, '/');
+			nd_buf_add(&f->scraw, e, en);
+		}
+		nd_buf_reset(&f->scj);
+		nd_buf_adds(&f->scj, ",\"scope\":");
+		nd_json_put_str(&f->scj, f->scraw.p, f->scraw.len);
+		f->scid = id;
+		f->scok = 1;
+	}
+	nd_buf_add(b, f->scj.p, f->scj.len);
+}
 
 static void
 put_frag(const src *s, nd_buf *b, uint64_t f)
@@ -2349,11 +2589,6 @@ put_args(fmt *f, nd_buf *b, const char *key, uint64_t a)
 
 	if (a == ARGS_NONE)
 		return;
-	if (f->rd == NULL) {	/* M_STREAM: the args of this event */
-		nd_buf_adds(b, key);
-		detok(f->s, b, f->s->sargs.p, f->s->nsargs);
-		return;
-	}
 	if (n == ARGS_LONG) {
 		uint64_t l;
 
@@ -2455,8 +2690,10 @@ put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
 		nd_buf_add(b, "}\n", 2);
 		return;
 	}
-	if (scope != NONE32)
-		put_frag(s, b, s->scopej[scope]);
+	if (scope != NONE32 && (scope & SC_TF))
+		put_frag(s, b, s->scopej[scope & ~SC_TF]);
+	else if (scope != NONE32)
+		put_scope(f, b, scope);
 	put_args(f, b, ",\"args\":", r->args);
 	nd_buf_add(b, "}\n", 2);
 }
@@ -2530,27 +2767,78 @@ launches_from_prescan(src *s)
 	    NULL);
 }
 
-/* The budget is reached on a regular file: if it is ordered so far, walk
- * what is buffered as the prescan would have, drop it, and prescan the
- * rest. */
+/* Append a record to the spool with no args of its own in the sent. */
+static void
+sent_add(src *s, uint32_t ti, const rec *r)
+{
+	sent e;
+
+	memset(&e, 0, sizeof e);	/* no padding bytes left undefined */
+	memcpy(&e.r, r, offsetof(rec, flags) + 1);
+	e.ti = ti;
+	nd_spool_add(s->spool, &e, sizeof e);
+	s->nsent++;
+}
+
+/* The budget is reached: if the input is ordered so far, walk what is
+ * buffered as the prescan would have and move it to the spool, in file
+ * order (each timeline is in file order: a merge by seq), where the rest
+ * of the records will follow. */
 static void
 budget_reached(src *s)
 {
+	size_t n;
+	uint32_t *order;
+
 	s->adaptive = 0;
 	if (!streamable(s))
 		return;
+	order = output_order(s, &n);
+	for (size_t ti = 0; ti < s->ntls; ti++)
+		s->tls[ti].pos = 0;
+	s->first_sent = nd_spool_size(s->spool);
+	for (size_t j = 0; j < n; j++) {
+		tl *t = &s->tls[order[j]];
+		const rec *r = &t->v[t->pos++];
+
+		prescan_rec(s, t, order[j], r);
+		sent_add(s, order[j], r);
+	}
+	free_array(order, (n + 1) * sizeof *order);
 	for (size_t ti = 0; ti < s->ntls; ti++) {
 		tl *t = &s->tls[ti];
 
-		for (size_t i = 0; i < t->n; i++)
-			prescan_rec(s, t, (uint32_t)ti, &t->v[i]);
 		free_array(t->v, t->cap * sizeof *t->v);
 		t->v = NULL;
-		t->n = t->cap = 0;
+		t->n = t->cap = t->pos = 0;
 	}
-	nd_spool_free(s->spool);
-	s->spool = nd_spool_new();
 	s->mode = M_PRESCAN;
+}
+
+/* Disorder after the budget: take the spooled records back into their
+ * timelines and go on buffered (the prescan's findings are dropped: the
+ * buffered path walks everything again). */
+static void
+unspool(src *s)
+{
+	uint64_t off = s->first_sent, end = nd_spool_size(s->spool);
+
+	while (off < end) {
+		sent e;
+
+		memcpy(&e, nd_spool_get(s->spool, off, sizeof e), sizeof e);
+		*tl_push(&s->tls[e.ti]) = e.r;
+		off += sizeof e + e.inl;
+	}
+	free(s->plaunches);
+	s->plaunches = NULL;
+	s->nplaunches = s->capplaunches = 0;
+	for (size_t ti = 0; ti < s->ntls; ti++)
+		s->tls[ti].nfr = 0;
+	s->scope_capped = 0;
+	s->nsent = 0;
+	s->rebuffered = 1;
+	s->mode = M_BUFFER;
 }
 
 static void
@@ -2587,8 +2875,9 @@ stream_rec(src *s, tl *t, uint32_t ti, rec *r)
 	}
 	if (r->kind != K_FLOW) {
 		r->corr = (int64_t)packed;
-		if ((uint32_t)(packed >> 32) != NONE32)
-			scope_frag(s, (uint32_t)(packed >> 32));
+		if ((uint32_t)(packed >> 32) != NONE32 &&
+		    ((uint32_t)(packed >> 32) & SC_TF))
+			scope_frag(s, (uint32_t)(packed >> 32) & ~SC_TF);
 	}
 	if (r->kind == K_SPAN)
 		cls_frag(s, r->op, ti);
@@ -2616,8 +2905,7 @@ order_note(src *s, tl *t, uint32_t ti, const rec *r)
 	if ((s->ops[r->op].flags & OP_DEVICE) && r->kind != K_FLOW &&
 	    !(r->flags & F_CORR))
 		s->dev_nocorr = 1;
-	if (r->kind == K_FLOW && (r->flags & F_FMASK) == F_FF &&
-	    !(r->flags & F_STRID) && (s->ops[r->op].flags & OP_LAUNCHFLOW))
+	if (is_lflow_f(s, r))
 		s->lflow_f = 1;
 }
 
@@ -2627,10 +2915,6 @@ rec_done(src *s, uint32_t ti, rec *r)
 {
 	tl *t = &s->tls[ti];
 
-	if (s->mode == M_STREAM) {
-		stream_rec(s, t, ti, r);
-		return;
-	}
 	if (s->adaptive || s->mode != M_BUFFER)
 		order_note(s, t, ti, r);
 	if (s->mode == M_BUFFER) {
@@ -2638,8 +2922,22 @@ rec_done(src *s, uint32_t ti, rec *r)
 		if (s->adaptive && ++s->nrecs >= (s->o->budget > 0 ?
 		    s->o->budget : BUDGET))
 			budget_reached(s);
-	} else if (!streamable(s))
-		s->mode = M_DROP;
+		return;
+	}
+	{
+		/* M_PRESCAN: the sent reserved by event(), args after it */
+		sent e;
+
+		memset(&e, 0, sizeof e);
+		memcpy(&e.r, r, offsetof(rec, flags) + 1);
+		e.ti = ti;
+		e.inl = (uint32_t)s->sent_inl;
+		memcpy(s->sent_at, &e, sizeof e);
+		nd_spool_commit(s->spool, sizeof e + s->sent_inl);
+		s->nsent++;
+	}
+	if (!streamable(s))
+		unspool(s);
 	else
 		prescan_rec(s, t, ti, r);
 }
@@ -2668,6 +2966,15 @@ rank_from_name(const char *path, int64_t *rank)
 			return 1;
 	}
 	return 0;
+}
+
+static int
+cmp_cat_idx(const void *a, const void *b, void *ctx)
+{
+	const src *s = ctx;
+
+	return strcmp(istr(s->cats, *(const uint32_t *)a, NULL),
+	    istr(s->cats, *(const uint32_t *)b, NULL));
 }
 
 static void
@@ -2709,19 +3016,8 @@ write_end(src *s, nd_buf *b)
 		for (uint32_t i = 0; i < nc; i++)
 			if (i < s->capcat && s->catcount[i] > 0)
 				idx[n++] = i;
-		/* sorted by name: a small insertion sort */
-		for (size_t i = 1; i < n; i++) {
-			uint32_t x = idx[i];
-			size_t j = i;
-			const char *xs = istr(s->cats, x, NULL);
-
-			while (j > 0 && strcmp(istr(s->cats, idx[j - 1], NULL),
-			    xs) > 0) {
-				idx[j] = idx[j - 1];
-				j--;
-			}
-			idx[j] = x;
-		}
+		/* sorted by name (n log n: a trace may have many) */
+		nd_sort(idx, n, sizeof *idx, cmp_cat_idx, s);
 		for (size_t i = 0; i < n; i++) {
 			size_t cn;
 			const char *c = istr(s->cats, idx[i], &cn);
@@ -2771,14 +3067,13 @@ src_free(src *s)
 	free(s->tls);
 	free(s->procs);
 	free(s->ops);
-	free(s->joins);
-	free(s->joinelem);
+	nd_map64_free(s->joins);
+	free(s->snodes);
 	free(s->catcount);
 	free(s->steps);
 	free(s->launches);
 	free(s->plaunches);
 	nd_buf_free(&s->pending);
-	nd_buf_free(&s->sargs);
 	free(s->extras);
 	free(s->scopej);
 	free(s->devids);
@@ -2788,12 +3083,13 @@ src_free(src *s)
 	nd_intern_free(s->opkeys);
 	nd_intern_free(s->pkeys);
 	nd_intern_free(s->tlkeys);
-	nd_intern_free(s->joinkeys);
 	nd_intern_free(s->tfops);
 	free(s->tfmap);
 	nd_intern_free(s->kdict);
 	free(s->akeys);
 	nd_map64_free(s->clsfrag);
+	nd_intern_free(s->clstext);
+	free(s->clsoff);
 	nd_spool_free(s->spool);
 	nd_buf_free(&s->header);
 	nd_buf_free(&s->warnings);
@@ -2834,7 +3130,6 @@ typedef struct reader {
 	pthread_cond_t cv;
 	batch b[NBATCH];
 	size_t w, r;		/* batches filled / consumed */
-	int stop;		/* end early: the read is of no use */
 } reader;
 
 static size_t
@@ -2863,23 +3158,22 @@ reader_main(void *arg)
 
 	for (;;) {
 		batch *b;
-		int last = 0, stop;
+		int last = 0;
 
 		pthread_mutex_lock(&rd->mu);
 		while (rd->w - rd->r == NBATCH)
 			pthread_cond_wait(&rd->cv, &rd->mu);
-		stop = rd->stop;
 		pthread_mutex_unlock(&rd->mu);
 		b = &rd->b[rd->w % NBATCH];
 		b->len = b->n = 0;
-		b->last = last = stop;
+		b->last = 0;
 		if (b->cap > 4 * BATCH_BYTES) {
 			/* after a huge event: give the memory back */
 			free(b->buf);
 			b->buf = NULL;
 			b->cap = 0;
 		}
-		while (!stop && b->len < BATCH_BYTES && b->n < BATCH_ITEMS) {
+		while (b->len < BATCH_BYTES && b->n < BATCH_ITEMS) {
 			nd_chrome_item it;
 			bitem *x;
 
@@ -3188,6 +3482,8 @@ write_records(src *s, nd_out *out, int64_t shift)
 	s->flows = mine.flows + q.f.flows;
 	s->skipped[SK_TS_RANGE] += mine.ts_range + q.f.ts_range;
 	nd_spool_rd_free(mine.rd);
+	fmt_free(&mine);
+	fmt_free(&q.f);
 	nd_spool_rd_free(q.f.rd);
 	nd_buf_free(&q.buf[0]);
 	nd_buf_free(&q.buf[1]);
@@ -3211,11 +3507,10 @@ read_all(src *s)
 	pthread_mutex_init(&rd.mu, NULL);
 	pthread_cond_init(&rd.cv, NULL);
 	if (pthread_create(&rd.th, NULL, reader_main, &rd) != 0) {
-		while (s->mode != M_DROP &&
-		    (k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
+		while ((k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
 			if (k == ND_CHROME_EVENT)
 				event(s, &it);
-			else if (s->mode != M_STREAM)
+			else
 				member(s, &it);
 		}
 		done = 1;
@@ -3223,19 +3518,13 @@ read_all(src *s)
 	while (!done) {
 		batch *b = reader_next(&rd);
 
-		for (size_t i = 0; i < b->n && s->mode != M_DROP; i++) {
+		for (size_t i = 0; i < b->n; i++) {
 			if (b->items[i].it.kind == ND_CHROME_EVENT)
 				event(s, &b->items[i].it);
-			else if (s->mode != M_STREAM)
+			else
 				member(s, &b->items[i].it);
 		}
 		done = b->last;
-		if (s->mode == M_DROP) {
-			/* a restart follows: the reader ends at its next batch */
-			pthread_mutex_lock(&rd.mu);
-			rd.stop = 1;
-			pthread_mutex_unlock(&rd.mu);
-		}
 		reader_release(&rd);
 	}
 	if (rd.w > 0 || rd.r > 0)
@@ -3248,84 +3537,39 @@ read_all(src *s)
 	pthread_cond_destroy(&rd.cv);
 }
 
-/* The counts of the first read, which the second one repeats. */
-typedef struct counts {
-	uint64_t phases[128], skipped[SK_NREASONS];
-	uint64_t nev, nmeta, nx, ntimed;
-	int64_t min_ts, max_ts;
-	uint64_t *catcount;
-} counts;
-
+/* Pass 2 of the ordered path: each spooled record written in file order
+ * (which is the output order: every timeline is ordered). */
 static void
-counts_save(const src *s, counts *c)
+stream_write(src *s, nd_out *out, int64_t shift)
 {
-	memcpy(c->phases, s->phases, sizeof c->phases);
-	memcpy(c->skipped, s->skipped, sizeof c->skipped);
-	c->nev = s->nev;
-	c->nmeta = s->nmeta;
-	c->nx = s->nx;
-	c->ntimed = s->ntimed;
-	c->min_ts = s->min_ts;
-	c->max_ts = s->max_ts;
-	c->catcount = nd_xmalloc((s->capcat + 1) * sizeof *c->catcount);
-	if (s->capcat > 0)
-		memcpy(c->catcount, s->catcount, s->capcat *
-		    sizeof *c->catcount);
-}
-
-static void
-counts_restore(src *s, counts *c)
-{
-	memcpy(s->phases, c->phases, sizeof c->phases);
-	memcpy(s->skipped, c->skipped, sizeof c->skipped);
-	s->nev = c->nev;
-	s->nmeta = c->nmeta;
-	s->nx = c->nx;
-	s->ntimed = c->ntimed;
-	s->min_ts = c->min_ts;
-	s->max_ts = c->max_ts;
-	if (s->capcat > 0)
-		memcpy(s->catcount, c->catcount, s->capcat *
-		    sizeof *s->catcount);
-	free(c->catcount);
-}
-
-/* Pass 2 of the ordered path: read the file again (bytes: what the first
- * read had), writing each record as it comes. */
-static void
-stream_pass(src *s, const char *path, nd_out *out, int64_t shift,
-    uint64_t bytes)
-{
-	counts c;
 	fmt f;
-	nd_in *in;
+	nd_spool_rd *rd = nd_spool_rd_new(s->spool);
+	uint64_t off = s->first_sent, end = nd_spool_size(s->spool);
 
 	memset(&f, 0, sizeof f);
 	f.s = s;
 	f.shift = shift;
+	f.rd = nd_spool_rd_new(s->spool);
 	s->sf = &f;
 	s->out = out;
-	counts_save(s, &c);
-	s->nev = 0;
 	for (size_t i = 0; i < s->ntls; i++)
 		s->tls[i].nfr = 0;
-	s->lasttl = NONE32;
 	s->mode = M_STREAM;
-	in = nd_in_open(path);
-	s->ch = nd_chrome_open(in);
-	read_all(s);
-	if (s->nev != c.nev || nd_in_offset(in) != bytes)
-		nd_die(ND_EXIT_ERROR, "%s: the input changed while it was read",
-		    s->path);
-	nd_chrome_close(s->ch);
-	s->ch = NULL;
-	nd_in_close(in);
-	counts_restore(s, &c);
+	while (off < end) {
+		sent e;
+
+		memcpy(&e, nd_spool_rd_get(rd, off, sizeof e), sizeof e);
+		off += sizeof e + e.inl;
+		stream_rec(s, &s->tls[e.ti], e.ti, &e.r);
+	}
 	s->spans = f.spans;
 	s->instants = f.instants;
 	s->counters = f.counters;
 	s->flows = f.flows;
 	s->skipped[SK_TS_RANGE] += f.ts_range;
+	nd_spool_rd_free(rd);
+	nd_spool_rd_free(f.rd);
+	fmt_free(&f);
 }
 
 /* Phase 2 of the buffered path: pairs, order, scopes and steps. */
@@ -3391,6 +3635,17 @@ end_warnings(src *s)
 		    r != SK_UNMATCHED_ASYNC_B && r != SK_UNMATCHED_ASYNC_E &&
 		    r != SK_FLOW_DROPPED && r != SK_UNSUPPORTED)
 			bad += s->skipped[r];
+	if (s->long_numbers > 0)
+		warn_add(s, "%llu number%s longer than %d characters (in args "
+		    "or the header) written as string%s",
+		    (unsigned long long)s->long_numbers,
+		    s->long_numbers == 1 ? "" : "s", ND_JSON_MAX_NUMBER,
+		    s->long_numbers == 1 ? "" : "s");
+	if (s->scope_capped > 0)
+		warn_add(s, "%llu label%s nested deeper than %d labels or %d "
+		    "bytes left out of scopes (the spans are kept)",
+		    (unsigned long long)s->scope_capped,
+		    s->scope_capped == 1 ? "" : "s", SCOPE_LABELS, SCOPE_BYTES);
 	if (bad > 0)
 		warn_add(s, "skipped %llu malformed event%s (see "
 		    "\"skipped\" in the end record)",
@@ -3413,10 +3668,11 @@ src_init(src *s, const struct opts *o, int adaptive)
 	s->opkeys = nd_intern_new();
 	s->pkeys = nd_intern_new();
 	s->tlkeys = nd_intern_new();
-	s->joinkeys = nd_intern_new();
+	s->joins = nd_map64_new();
 	s->tfops = nd_intern_new();
 	s->kdict = nd_intern_new();
 	s->clsfrag = nd_map64_new();
+	s->clstext = nd_intern_new();
 	s->spool = nd_spool_new();
 	s->lasttl = NONE32;
 	s->mode = M_BUFFER;
@@ -3433,34 +3689,27 @@ stats(const src *s, const char *what)
 		fprintf(stderr, "chrome2ndjson: %s: %s\n", s->path, what);
 }
 
-/* One conversion; 1 (nothing written) when an input that was streamed
- * turns out not to be ordered after all: convert it again buffered. */
-static int
-convert_try(const char *path, const struct opts *o, nd_out *out,
-    int adaptive)
+/* One input, read once: nothing is written before the whole input has
+ * been read and found valid, so an input error leaves nothing of it on
+ * the output, and what is written is what that one read saw (the sha256
+ * of the end record is of the same bytes). */
+static void
+convert(const char *path, const struct opts *o, nd_out *out)
 {
 	src s;
 	nd_in *in;
 	int64_t shift = 0, origin;
-	uint64_t bytes;
 	nd_buf *b;
 
 	/* Phase 1 */
-	src_init(&s, o, adaptive);
+	src_init(&s, o, 1);
 	in = nd_in_open_hashed(path);
 	s.path = nd_in_name(in);
 	s.ch = nd_chrome_open(in);
 	read_all(&s);
-	bytes = nd_in_offset(in);
 	s.unclosed = nd_chrome_unclosed(s.ch);
 	nd_chrome_close(s.ch);
 	s.ch = NULL;
-	if (s.mode == M_DROP) {
-		stats(&s, "restarted");
-		nd_in_close(in);
-		src_free(&s);
-		return 1;
-	}
 	nd_in_sha256(in, s.sha);
 	read_warnings(&s);
 
@@ -3490,6 +3739,7 @@ convert_try(const char *path, const struct opts *o, nd_out *out,
 			shift -= sec;
 		origin += shift;
 	}
+	nd_sort(s.devids, s.ndevids, sizeof *s.devids, cmp_i64, NULL);
 	for (size_t i = 0; i < s.ntls; i++)
 		tl_frag(&s, &s.tls[i]);
 	make_frags(&s);
@@ -3505,33 +3755,33 @@ convert_try(const char *path, const struct opts *o, nd_out *out,
 	}
 	nd_out_commit(out);
 	if (s.mode == M_BUFFER) {
-		stats(&s, "buffered");
+		stats(&s, s.rebuffered ? "rebuffered" : "buffered");
 		write_records(&s, out, shift);
 	} else {
 		stats(&s, "streamed");
-		nd_in_close(in);
-		in = NULL;
-		stream_pass(&s, path, out, shift, bytes);
+		stream_write(&s, out, shift);
 	}
 	end_warnings(&s);
 	write_end(&s, b);
-	nd_out_commit(out);
-	if (in != NULL)
-		nd_in_close(in);
+	/* each source reaches the output whole before the next input is
+	 * read: an error in a later input leaves the earlier ones complete */
+	nd_out_flush(out);
+	nd_in_close(in);
 	src_free(&s);
-	return 0;
 }
 
-/* A regular file can be read twice: it may take the ordered path. */
+/* A directory is a common slip (the profiler writes one per run): say
+ * what to give instead, before anything is converted. */
 static void
-convert(const char *path, const struct opts *o, nd_out *out)
+not_a_directory(const char *path)
 {
 	struct stat st;
-	int regular = strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
-	    S_ISREG(st.st_mode);
 
-	if (convert_try(path, o, out, regular) != 0)
-		convert_try(path, o, out, 0);
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		nd_die(ND_EXIT_ERROR, "%s: is a directory: give the trace "
+		    "files in it (e.g. %s%s*.pt.trace.json.gz)", path, path,
+		    path[strlen(path) - 1] == '/' ? "" : "/");
 }
 
 int
@@ -3556,7 +3806,7 @@ main(int argc, char **argv)
 
 	nd_init(argv[0]);
 	memset(&o, 0, sizeof o);
-	while ((c = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "ho:qr:V", longopts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -3572,6 +3822,7 @@ main(int argc, char **argv)
 			o.has_rank = 1;
 			o.rank = nd_cli_int("--rank", optarg, 0, INT32_MAX);
 			break;
+		case 'r':
 		case O_RULES:
 			rules = optarg;
 			break;
@@ -3595,6 +3846,8 @@ main(int argc, char **argv)
 		o.rules = loaded = nd_rules_load(rules);
 	else
 		o.rules = nd_rules_default();
+	for (int i = 0; i < argc; i++)
+		not_a_directory(argv[i]);
 	out = nd_out_open(opath);
 	if (argc == 0)
 		convert("-", &o, out);

@@ -14,8 +14,10 @@
  *  - stdout is another memfd: after a conversion every line written must
  *    decode as a stream record (nd_event_decode), the first one the meta
  *    record and the last the end record; after an input error nothing may
- *    have been written.
- * The input's last byte chooses --no-args / --no-flows.
+ *    have been written.  The records are decoded as every stream reader
+ *    would (numbers longer than ND_JSON_MAX_NUMBER refused), whatever
+ *    nd_chrome allowed in the input.
+ * The input's last byte chooses --no-args / --no-flows and the budget.
  */
 #include "nd_chrome.h"
 #include "nd_event.h"
@@ -142,8 +144,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 0) {
 		o.no_args = (data[size - 1] & 1) != 0;
 		o.no_flows = (data[size - 1] & 2) != 0;
-		/* a budget of 2 records: ordered inputs take the streaming
-		 * path (prescan, then a second read), disorder the restart */
+		/* a budget of 2 records: ordered inputs take the ordered
+		 * path (records spooled, then written from the spool),
+		 * disorder takes them back into memory */
 		o.budget = (data[size - 1] & 4) != 0 ? 2 : 0;
 	}
 	nd_die_hook = die_hook;
@@ -155,6 +158,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_src = NULL;
 		fz_in = NULL;
 		written = lseek(STDOUT_FILENO, 0, SEEK_END);
+		nd_json_long_numbers = 0;	/* as a stream reader */
 		check_output((size_t)written);
 	} else {
 		/* an input error: nothing reached the output */

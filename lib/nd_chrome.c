@@ -43,6 +43,9 @@ nd_chrome_open(nd_in *in)
 	c->buf = nd_xmalloc(c->cap);
 	c->max = ND_CHROME_MAX_VALUE;
 	c->state = S_START;
+	/* a number of any length is valid JSON; the caller must not copy
+	 * one longer than ND_JSON_MAX_NUMBER into a stream as a number */
+	nd_json_long_numbers = 1;
 	return c;
 }
 

@@ -175,6 +175,8 @@ special:
 	}
 }
 
+int nd_json_long_numbers;
+
 static inline __attribute__((always_inline)) int
 scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
     nd_jerr *e)
@@ -210,7 +212,7 @@ scan_number(const char **pp, const char *base, const char *end, nd_jval *v,
 		while (p < end && *p >= '0' && *p <= '9')
 			p++;
 	}
-	if (p - s > 400)
+	if (p - s > ND_JSON_MAX_NUMBER && !nd_json_long_numbers)
 		FAIL(s, "number too long");
 	v->type = ND_JNUM;
 	v->raw = s;

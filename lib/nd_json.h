@@ -49,6 +49,13 @@ typedef struct nd_jerr {
 	const char *msg;	/* static string */
 } nd_jerr;
 
+/* A number longer than ND_JSON_MAX_NUMBER characters is an error ("number
+ * too long") unless nd_json_long_numbers is set: nd_chrome sets it, since
+ * foreign JSON may hold such numbers where their value is not needed, and
+ * chrome2ndjson writes them as strings, so no stream holds one. */
+#define ND_JSON_MAX_NUMBER 400
+extern int nd_json_long_numbers;
+
 /* Validate one value starting at *p (leading white space allowed); on
  * success fill v, advance *p past it and return 0; else fill e, return -1. */
 int nd_json_value(const char **p, const char *base, const char *end,
