@@ -40,7 +40,7 @@
 
 static const char usage_text[] =
 "usage: xplane2ndjson [-hV] [--device-only] [--lines regex] [--list] "
-"[--no-args] [--planes regex] [--print-rules] [--rules file] [--run name] "
+"[--no-args] [--planes regex] [--print-rules] [-r file] [--run name] "
 "[-o file] [path ...]\n"
 "  --device-only     only /device:* planes\n"
 "  --lines REGEX     only lines whose name or display name matches\n"
@@ -48,7 +48,7 @@ static const char usage_text[] =
 "  --no-args         leave out \"args\"\n"
 "  --planes REGEX    only planes whose name matches\n"
 "  --print-rules     print the classification rules (TSV), then exit\n"
-"  --rules FILE      classify with the rules in FILE\n"
+"  -r, --rules FILE  classify with the rules in FILE\n"
 "  --run NAME        the run of a log directory to read (default: newest)\n"
 "  -o, --output FILE write to FILE (atomically) instead of stdout\n"
 "  -h, --help        show this help and exit\n"
@@ -155,6 +155,8 @@ struct pinfo {
 struct counts {
 	uint64_t events, spans, instants, nocc, negdur, range;
 	uint64_t planes, lines, fplanes, flines;
+	uint64_t clipped;	/* strings cut to MAX_STR */
+	uint64_t noargs;	/* records written without their args */
 };
 
 struct src {
@@ -236,6 +238,7 @@ struct plane_ctx {
 	nd_buf arena;		/* read-only once built */
 	char *process;		/* NUL-terminated plane name */
 	nd_buf scope_tmp;
+	uint64_t clipped;	/* strings cut while building */
 	struct clsstate *cs;	/* apart: the renderers write it */
 };
 
@@ -288,6 +291,33 @@ struct rctx {
 };
 
 /* ---------- small writers ---------- */
+
+/* Bounds on what one record can be: a stream line must stay well under
+ * the 64 MiB that every reader takes (nd_lines).  A string of the file is
+ * written cut to MAX_STR bytes (at a character boundary), which keeps the
+ * fixed keys of a record under 40 MiB even when every byte needs a 6-byte
+ * escape; a record still longer than MAX_RECORD with its args (many large
+ * stats) is written without them.  Both are counted in the end record. */
+#define MAX_STR ((size_t)1 << 20)
+#define MAX_RECORD ((size_t)32 << 20)
+
+static size_t
+clip_len(const char *p, size_t n, uint64_t *clipped)
+{
+	if (ND_LIKELY(n <= MAX_STR))
+		return n;
+	(*clipped)++;
+	n = MAX_STR;
+	while (n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80)
+		n--;		/* not inside a UTF-8 sequence */
+	return n;
+}
+
+static void
+put_jstr(nd_buf *b, const char *p, size_t n, uint64_t *clipped)
+{
+	nd_json_put_str(b, p, clip_len(p, n, clipped));
+}
 
 static inline void
 put_raw(nd_buf *b, const char *s, size_t n)
@@ -362,7 +392,8 @@ put_base64(nd_buf *b, const unsigned char *p, size_t n)
 /* A stat value as JSON: integers beyond +-2^53 as decimal strings, bytes
  * as base64, refs as the referenced stat metadata's name. */
 static void
-put_stat_value(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st)
+put_stat_value(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st,
+    uint64_t *clipped)
 {
 	switch (st->kind) {
 	case ND_XP_DOUBLE:
@@ -386,10 +417,11 @@ put_stat_value(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st)
 			nd_json_put_i64(b, st->v.i);
 		break;
 	case ND_XP_STR:
-		nd_json_put_str(b, st->s.p, st->s.n);
+		put_jstr(b, st->s.p, st->s.n, clipped);
 		break;
 	case ND_XP_BYTES:
-		put_base64(b, (const unsigned char *)st->s.p, st->s.n);
+		put_base64(b, (const unsigned char *)st->s.p, st->s.n > MAX_STR ?
+		    (++*clipped, MAX_STR) : st->s.n);
 		break;
 	case ND_XP_REF: {
 		const struct smc *r = &pc->smc[st->v.ref];
@@ -457,15 +489,16 @@ path_bytes(const struct plane_ctx *pc, const struct path *pa, const char **p,
 
 /* Append ",\"scope\":\"...\"" for a path to out; 0 if it has no scope. */
 static size_t
-scope_frag(nd_buf *tmp, const char *p, size_t n, nd_buf *out)
+scope_frag(nd_buf *tmp, const char *p, size_t n, nd_buf *out,
+    uint64_t *clipped)
 {
 	size_t before = out->len;
 
 	nd_buf_reset(tmp);
-	if (nd_scope_normalize(p, n, 1, tmp) == 0)
+	if (nd_scope_normalize(p, clip_len(p, n, clipped), 1, tmp) == 0)
 		return 0;
 	nd_buf_add(out, ",\"scope\":", 9);
-	nd_json_put_str(out, tmp->p, tmp->len);
+	put_jstr(out, tmp->p, tmp->len, clipped);
 	return out->len - before;
 }
 
@@ -542,7 +575,7 @@ md_prepare(struct plane_ctx *pc, uint32_t k, int own_scope)
 
 	m->name_off = (uint32_t)a->len;
 	nd_buf_add(a, ",\"name\":", 8);
-	nd_json_put_str(a, disp.p, disp.n);
+	put_jstr(a, disp.p, disp.n, &pc->clipped);
 	m->name_len = (uint32_t)(a->len - m->name_off);
 	m->memcpy = str_starts(md->name, "Memcpy") ||
 	    str_starts(md->name, "memcpy");
@@ -556,7 +589,7 @@ md_prepare(struct plane_ctx *pc, uint32_t k, int own_scope)
 	    memcmp(md->display_name.p, md->name.p, md->name.n) == 0)) {
 		off = a->len;
 		nd_buf_add(a, "\"long_name\":", 12);
-		nd_json_put_str(a, md->name.p, md->name.n);
+		put_jstr(a, md->name.p, md->name.n, &pc->clipped);
 		add_frag(pc, pc->longname_cid, off);
 	}
 	nd_xp_evmd_stats(&si, pc->pl, md);
@@ -568,7 +601,7 @@ md_prepare(struct plane_ctx *pc, uint32_t k, int own_scope)
 		off = a->len;
 		nd_buf_reserve(a, s->key_len);	/* the source is in a too */
 		nd_buf_add(a, a->p + s->key_off, s->key_len);
-		put_stat_value(a, pc, &st);
+		put_stat_value(a, pc, &st, &pc->clipped);
 		add_frag(pc, s->cid, off);
 	}
 	if (memcpy_)
@@ -613,20 +646,20 @@ md_prepare(struct plane_ctx *pc, uint32_t k, int own_scope)
 			path_bytes(pc, &m->tfop, &p, &n);
 			if (tfop_usable(p, n)) {
 				m->scope_len = (uint32_t)scope_frag(&pc->scope_tmp,
-				    p, n, a);
+				    p, n, a, &pc->clipped);
 				m->scope_from_tfop = 1;
 			}
 		}
 		if (!m->scope_from_tfop && m->namestat.kind != 0) {
 			path_bytes(pc, &m->namestat, &p, &n);
 			m->scope_len = (uint32_t)scope_frag(&pc->scope_tmp, p, n,
-			    a);
+			    a, &pc->clipped);
 		}
 	}
 	m->own_off = (uint32_t)a->len;
 	if (own_scope)
 		m->own_len = (uint32_t)scope_frag(&pc->scope_tmp, md->name.p,
-		    md->name.n, a);
+		    md->name.n, a, &pc->clipped);
 }
 
 /* own_scope: the plane has framework op lines, whose ops take their scope
@@ -648,7 +681,7 @@ plane_ctx_init(struct plane_ctx *pc, nd_xp_plane *pl, int own_scope)
 		s->cid = nd_intern_id(names, nm.p, nm.n);
 		s->role = (uint8_t)role_of(nm);
 		s->key_off = (uint32_t)pc->arena.len;
-		nd_json_put_str(&pc->arena, nm.p, nm.n);
+		put_jstr(&pc->arena, nm.p, nm.n, &pc->clipped);
 		nd_buf_addc(&pc->arena, ':');
 		s->key_len = (uint32_t)(pc->arena.len - s->key_off);
 	}
@@ -658,16 +691,23 @@ plane_ctx_init(struct plane_ctx *pc, nd_xp_plane *pl, int own_scope)
 	pc->mark = nd_xcalloc(pc->ncid, sizeof *pc->mark);
 	pc->process = nd_xstrndup(pl->name.p, pl->name.n);
 	nd_intern_free(names);
-	/* The scope of every stat metadata's name, for tf_op/name refs. */
+	/* The scope of every stat metadata's name, for tf_op/name refs (not
+	 * counted when cut: the name's key was, and most are never used). */
 	for (uint32_t k = 0; k < pl->nstatmd; k++) {
 		nd_xp_str nm = pl->statmd[k].name;
+		uint64_t uncounted = 0;
 
 		pc->smc[k].scope_off = (uint32_t)pc->arena.len;
 		pc->smc[k].scope_len = (uint32_t)scope_frag(&pc->scope_tmp,
-		    nm.p, nm.n, &pc->arena);
+		    nm.p, nm.n, &pc->arena, &uncounted);
 	}
-	for (uint32_t k = 0; k < pl->nevmd; k++)
+	for (uint32_t k = 0; k < pl->nevmd; k++) {
 		md_prepare(pc, k, own_scope);
+		/* The caches' offsets are 32-bit. */
+		if (pc->arena.len > UINT32_MAX)
+			nd_die(ND_EXIT_ERROR, "%s: plane '%s': its metadata make "
+			    "more than 4 GiB of JSON", pl->r.name, pc->process);
+	}
 	pc->cs = nd_xcalloc(1, sizeof *pc->cs);
 	pthread_mutex_init(&pc->cs->mu, NULL);
 	pc->cs->map = nd_map64_new();
@@ -789,8 +829,8 @@ ev_time(int64_t base, const nd_xp_event *ev, int64_t *ts, int64_t *dur)
 		return -1;
 	if (*ts > SAFE_INT || *ts < -SAFE_INT || e > SAFE_INT || e < -SAFE_INT)
 		return -1;
-	*dur = e - *ts;
-	return 0;
+	*dur = e - *ts;		/* up to 2^54: a reader takes 2^53 at most */
+	return *dur > SAFE_INT ? -1 : 0;
 }
 
 /* What becomes of an event: 0 timed (ts, dur set), else a skip. */
@@ -858,7 +898,7 @@ args_clash(struct rctx *r, const struct emc *m, size_t nst)
 /* ,"key":value of an event stat (no comma when first). */
 static inline void
 put_stat(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st,
-    int first)
+    int first, uint64_t *clipped)
 {
 	const struct smc *s = &pc->smc[st->md];
 
@@ -871,12 +911,12 @@ put_stat(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st,
 	else if (st->kind == ND_XP_UINT && st->v.u <= (uint64_t)SAFE_INT)
 		put_i64(b, (int64_t)st->v.u);
 	else
-		put_stat_value(b, pc, st);
+		put_stat_value(b, pc, st, clipped);
 }
 
 static void
-write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
-    int64_t ts, int64_t dur)
+render_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
+    int64_t ts, int64_t dur, int with_args)
 {
 	const struct plane_ctx *pc = r->pc;
 	nd_buf *b = r->out;
@@ -938,7 +978,8 @@ write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 			sn = pc->smc[pa->sm].scope_len;
 		} else if (pa != NULL) {
 			nd_buf_reset(&r->scratch);
-			sn = scope_frag(&r->scope_tmp, pa->p, pa->n, &r->scratch);
+			sn = scope_frag(&r->scope_tmp, pa->p, pa->n, &r->scratch,
+			    &r->n.clipped);
 			sp = r->scratch.p;
 		}
 	}
@@ -970,7 +1011,7 @@ write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 	put_raw(b, cp, cn);
 	if (sn > 0)
 		put_raw(b, sp, sn);
-	if (!opt.no_args && (m->nfrag > 0 || nst > 0)) {
+	if (with_args && (m->nfrag > 0 || nst > 0)) {
 		PUT_LIT(b, ",\"args\":{");
 		if (nst == 0)
 			put_raw(b, pc->arena.p + m->args_off, m->args_len);
@@ -980,7 +1021,7 @@ write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 			put_raw(b, pc->arena.p + m->args_off, m->args_len);
 			for (size_t i = 0; i < nst; i++)
 				put_stat(b, pc, &r->est[i].st,
-				    i == 0 && m->nfrag == 0);
+				    i == 0 && m->nfrag == 0, &r->n.clipped);
 		} else {
 			uint32_t stamp = next_stamp(&r->stamp, r->mark,
 			    pc->ncid);
@@ -1005,13 +1046,30 @@ write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 			for (size_t i = 0; i < nst; i++) {
 				if (r->est[i].dup)
 					continue;
-				put_stat(b, pc, &r->est[i].st, first);
+				put_stat(b, pc, &r->est[i].st, first,
+				    &r->n.clipped);
 				first = 0;
 			}
 		}
 		nd_buf_add(b, "}}\n", 3);
 	} else
 		nd_buf_add(b, "}\n", 2);
+}
+
+static void
+write_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
+    int64_t ts, int64_t dur)
+{
+	size_t at = r->out->len;
+	struct counts n = r->n;
+
+	render_event(r, lc, ev, ts, dur, !opt.no_args);
+	if (r->out->len - at > MAX_RECORD && !opt.no_args) {
+		r->out->len = at;
+		r->n = n;
+		render_event(r, lc, ev, ts, dur, 0);
+		r->n.noargs++;
+	}
 }
 
 /* ---------- the writing pass: jobs and renderers ----------
@@ -1147,6 +1205,8 @@ add_counts(struct counts *to, const struct counts *c)
 	to->nocc += c->nocc;
 	to->negdur += c->negdur;
 	to->range += c->range;
+	to->clipped += c->clipped;
+	to->noargs += c->noargs;
 }
 
 /* How many renderers: XPLANE2NDJSON_THREADS, else one per CPU (up to
@@ -1240,7 +1300,7 @@ cmp_sortkey(const void *a, const void *b)
 
 static void
 line_ctx_init(struct line_ctx *lc, const struct src *s,
-    const nd_xp_plane *pl, size_t j)
+    const nd_xp_plane *pl, size_t j, uint64_t *clipped)
 {
 	const nd_xp_line *ln = &pl->lines[j];
 	nd_xp_str th = ln->display_name.n > 0 ? ln->display_name : ln->name;
@@ -1259,12 +1319,12 @@ line_ctx_init(struct line_ctx *lc, const struct src *s,
 	nd_buf_add(&lc->ident, ",\"tid\":", 7);
 	nd_json_put_i64(&lc->ident, s->pi[pl->index].lines[j].tid);
 	nd_buf_add(&lc->ident, ",\"process\":", 11);
-	nd_json_put_str(&lc->ident, pl->name.p, pl->name.n);
+	put_jstr(&lc->ident, pl->name.p, pl->name.n, clipped);
 	nd_buf_add(&lc->ident, ",\"thread\":", 10);
-	nd_json_put_str(&lc->ident, th.p, th.n);
+	put_jstr(&lc->ident, th.p, th.n, clipped);
 	if (nd_xp_device_of(pl->name, &dev)) {
 		nd_buf_add(&lc->ident, ",\"device\":", 10);
-		nd_json_put_str(&lc->ident, dev.p, dev.n);
+		put_jstr(&lc->ident, dev.p, dev.n, clipped);
 	}
 }
 
@@ -1324,7 +1384,7 @@ write_plane(nd_out *o, struct src *s, size_t i)
 
 		if (!li->selected)
 			continue;
-		line_ctx_init(lc, s, pl, j);
+		line_ctx_init(lc, s, pl, j, &s->n.clipped);
 		if (!li->sorted)
 			sort_line(lc, pl, &s->n);
 		for (size_t c = 0; ; c++) {
@@ -1355,6 +1415,7 @@ write_plane(nd_out *o, struct src *s, size_t i)
 	free(q.v);
 	for (int k = 0; k < WINDOW; k++)
 		nd_buf_free(&q.buf[k]);
+	s->n.clipped += pc.clipped;
 	plane_ctx_free(&pc);
 }
 
@@ -1424,6 +1485,8 @@ struct input {
 	int threaded;
 	nd_sha256 h;
 	char sha[65];
+	nd_xp_tally tally;
+	int cut;		/* not read to the end: an invalid field */
 };
 
 /* The hashing thread stops early when the program exits on an error: an
@@ -1481,19 +1544,62 @@ start_hashing(struct input *x)
 }
 
 #define BIG_INPUT ((off_t)32 << 20)
+#ifdef ND_IN_BLOCK
+#define READ_BLOCK ND_IN_BLOCK	/* the fuzz build: small reads */
+#else
+#define READ_BLOCK ((size_t)1 << 20)
+#endif
+
+/* The memory the tables built from each plane, line and metadata entry take
+ * (nd_xspace, nd_xp_plane, pinfo, linfo, the writing pass's line_ctx and
+ * caches), growing arrays' doubling included: with the file itself, they
+ * must fit the input cap (an XSpace of a billion empty planes is a 2 GiB
+ * file that would need 100 GiB). */
+#define PLANE_COST 128
+#define LINE_COST 640
+#define MD_COST 384
+
+/* held: the bytes read so far; growing: more may come, of a size not
+ * known (a pipe, gzip data), so that a field longer than the cap is
+ * refused now rather than when the cap is reached. */
+static void
+check_tally(const char *name, const nd_xp_tally *t, uint64_t held,
+    int growing)
+{
+	uint64_t tables = t->planes * PLANE_COST + t->lines * LINE_COST +
+	    t->metadata * MD_COST;
+	char why[160];
+
+	if (growing && t->need > held) {
+		snprintf(why, sizeof why, "the field at byte %zu claims %llu "
+		    "bytes", t->pos, (unsigned long long)(t->need - t->pos));
+		nd_in_check_held(name, t->need, why);
+	}
+	snprintf(why, sizeof why, "the file and the tables of its %llu "
+	    "planes, %llu lines and %llu metadata",
+	    (unsigned long long)t->planes, (unsigned long long)t->lines,
+	    (unsigned long long)t->metadata);
+	nd_in_check_held(name, held + tables, tables > 0 ? why : NULL);
+}
 
 static void
 input_open(struct input *x, const char *path)
 {
-	int fd;
+	int fd, growing = 1;
 	struct stat sb;
 	unsigned char magic[2];
 
 	memset(x, 0, sizeof *x);
 	x->name = path;
 	if (strcmp(path, "-") != 0 && (fd = open(path, O_RDONLY)) >= 0) {
-		if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-		    sb.st_size >= BIG_INPUT &&
+		int reg = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_size >= 0;
+
+		if (reg) {
+			nd_in_check_held(path, (uint64_t)sb.st_size, NULL);
+			growing = 0;	/* its size is known */
+		}
+		if (reg && sb.st_size >= BIG_INPUT &&
 		    (uint64_t)sb.st_size < SIZE_MAX / 2 &&
 		    pread(fd, magic, 2, 0) == 2 &&
 		    !(magic[0] == 0x1f && magic[1] == 0x8b)) {
@@ -1511,10 +1617,36 @@ input_open(struct input *x, const char *path)
 			return;
 		}
 	}
+	if (strcmp(path, "-") == 0 && fstat(STDIN_FILENO, &sb) == 0 &&
+	    S_ISREG(sb.st_mode))
+		growing = 0;
 	x->in = nd_in_open_hashed(path);
 	x->name = nd_in_name(x->in);
-	nd_in_slurp(x->in, &x->buf);
-	nd_in_sha256(x->in, x->sha);
+	/* Read whole, the top level checked and its tables counted as it
+	 * arrives: an invalid field (/dev/zero: at byte 0) stops the reading
+	 * once the bytes its error message looks at are in, and a file too
+	 * big for the cap is refused before it is all held. */
+	for (;;) {
+		size_t r;
+
+		nd_buf_reserve(&x->buf, READ_BLOCK);
+		r = nd_in_read(x->in, x->buf.p + x->buf.len,
+		    x->buf.cap - x->buf.len - 1);
+		if (r == 0)
+			break;
+		x->buf.len += r;
+		x->buf.p[x->buf.len] = '\0';
+		nd_xspace_tally(&x->tally, x->buf.p, x->buf.len);
+		check_tally(x->name, &x->tally, x->buf.len, growing ||
+		    nd_in_is_gzip(x->in));
+		if (x->tally.bad && x->buf.len >= 65536 &&
+		    x->buf.len - x->tally.pos >= 64) {
+			x->cut = 1;
+			break;
+		}
+	}
+	if (!x->cut)
+		nd_in_sha256(x->in, x->sha);
 	x->p = (const unsigned char *)(x->buf.p != NULL ? x->buf.p : "");
 	x->n = x->buf.len;
 }
@@ -1586,6 +1718,23 @@ fold53(int64_t v)
 	return v;
 }
 
+/* A fresh pid or tid, unused by any id in `ids` (all the ids as the file
+ * gives them) and in `given` (those given so far): the next integer above the largest, while
+ * that stays within 2^53 (what a stream's readers take), else the lowest
+ * unused integer from 0 up.  Either way linear in all: *max only grows,
+ * *low only grows. */
+static int64_t
+fresh_id(const nd_map64 *ids, const nd_map64 *given, int64_t *max,
+    int64_t *low)
+{
+	if (*max < SAFE_INT)
+		return ++*max;
+	while (nd_map64_get(ids, (uint64_t)*low) != NULL ||
+	    nd_map64_get(given, (uint64_t)*low) != NULL)
+		++*low;
+	return (*low)++;
+}
+
 /* The first pass: line headers of every plane; origin, pid and tid. */
 static void
 scan_headers(struct src *s)
@@ -1598,8 +1747,8 @@ scan_headers(struct src *s)
 	s->pi = nd_xcalloc(xs->nplanes + 1, sizeof *s->pi);
 	for (size_t i = 0; i < xs->nplanes; i++) {
 		struct pinfo *p = &s->pi[i];
-		nd_map64 *tids = nd_map64_new();
 		int64_t maxtid = -1, id;
+		int isnew;
 		nd_xp_str name;
 		nd_xp_plane *pl;
 
@@ -1607,7 +1756,10 @@ scan_headers(struct src *s)
 		p->selected = plane_selected(name);
 		pl = nd_xp_plane_load(xs, i, p->selected);
 		p->nlines = pl->nlines;
-		p->lines = nd_xcalloc(pl->nlines + 1, sizeof *p->lines);
+		/* Nothing is kept for a plane without lines beyond *p: a file
+		 * may hold millions of them. */
+		p->lines = pl->nlines > 0 ? nd_xcalloc(pl->nlines,
+		    sizeof *p->lines) : NULL;
 		p->pid = fold53(pl->id);
 		for (size_t j = 0; j < pl->nlines; j++) {
 			const nd_xp_line *ln = &pl->lines[j];
@@ -1625,38 +1777,62 @@ scan_headers(struct src *s)
 				maxtid = l->tid;
 		}
 		/* Two lines with one tid would make one timeline: the later
-		 * gets a fresh tid above every tid of the plane. */
-		for (size_t j = 0; j < pl->nlines; j++) {
-			struct linfo *l = &p->lines[j];
-			int isnew;
+		 * gets a fresh tid (see fresh_id). */
+		if (pl->nlines > 1) {
+			nd_map64 *tids = nd_map64_new(), *seen = nd_map64_new();
+			int64_t low = 0;
 
-			nd_map64_put(tids, (uint64_t)l->tid, &isnew);
-			if (!isnew) {
-				l->tid = ++maxtid;
-				nd_map64_put(tids, (uint64_t)l->tid, &isnew);
+			for (size_t j = 0; j < pl->nlines; j++)
+				nd_map64_put(tids, (uint64_t)p->lines[j].tid,
+				    &isnew);
+
+			for (size_t j = 0; j < pl->nlines; j++) {
+				struct linfo *l = &p->lines[j];
+
+				nd_map64_put(seen, (uint64_t)l->tid, &isnew);
+				if (!isnew) {
+					l->tid = fresh_id(tids, seen, &maxtid,
+					    &low);
+					nd_map64_put(seen, (uint64_t)l->tid,
+					    &isnew);
+				}
 			}
+			nd_map64_free(seen);
+			nd_map64_free(tids);
 		}
-		nd_map64_free(tids);
 		if (p->pid > maxpid)
 			maxpid = p->pid;
-		if (p->selected)
-			p->pl = pl;
-		else
+		/* The planes to check and write: selected, with a selected line
+		 * that has events. */
+		for (size_t j = 0; j < pl->nlines && p->selected && p->pl == NULL;
+		    j++)
+			if (p->lines[j].selected && pl->lines[j].first_event != NULL)
+				p->pl = pl;
+		if (p->pl == NULL)
 			nd_xp_plane_free(pl);
 	}
 	/* Planes with lines keep their id as pid when it is unique; later
-	 * planes with an id already taken get max+1, max+2, ... */
-	for (size_t i = 0; i < xs->nplanes; i++) {
-		struct pinfo *p = &s->pi[i];
+	 * planes with an id already taken get a fresh one. */
+	{
+		nd_map64 *seen = nd_map64_new();
+		int64_t low = 0;
 		int isnew;
 
-		if (p->nlines == 0)
-			continue;
-		nd_map64_put(pids, (uint64_t)p->pid, &isnew);
-		if (!isnew) {
-			p->pid = ++maxpid;
-			nd_map64_put(pids, (uint64_t)p->pid, &isnew);
+		for (size_t i = 0; i < xs->nplanes; i++)
+			if (s->pi[i].nlines > 0)
+				nd_map64_put(pids, (uint64_t)s->pi[i].pid, &isnew);
+		for (size_t i = 0; i < xs->nplanes; i++) {
+			struct pinfo *p = &s->pi[i];
+
+			if (p->nlines == 0)
+				continue;
+			nd_map64_put(seen, (uint64_t)p->pid, &isnew);
+			if (!isnew) {
+				p->pid = fresh_id(pids, seen, &maxpid, &low);
+				nd_map64_put(seen, (uint64_t)p->pid, &isnew);
+			}
 		}
+		nd_map64_free(seen);
 	}
 	nd_map64_free(pids);
 	if (!have_origin)
@@ -1698,7 +1874,7 @@ find_start(struct src *s, uint64_t *start, int *has)
 }
 
 static const char *
-host_of(const struct src *s, nd_buf *tmp)
+host_of(struct src *s, nd_buf *tmp)
 {
 	const nd_xspace *xs = s->xs;
 	const char *base, *suf = ".xplane.pb";
@@ -1706,7 +1882,9 @@ host_of(const struct src *s, nd_buf *tmp)
 
 	for (size_t i = 0; i < xs->nhostnames; i++)
 		if (xs->hostnames[i].n > 0) {
-			nd_buf_add(tmp, xs->hostnames[i].p, xs->hostnames[i].n);
+			nd_buf_add(tmp, xs->hostnames[i].p, clip_len(
+			    xs->hostnames[i].p, xs->hostnames[i].n,
+			    &s->n.clipped));
 			return tmp->p;
 		}
 	if (strcmp(s->path, "-") == 0)
@@ -1746,12 +1924,20 @@ refuse_json(const char *name, const unsigned char *p, size_t n)
 		    "chrome2ndjson", name, i);
 }
 
+/* The file's errors and warnings go into the end record, which must stay
+ * a line that readers take: each is cut to MAX_STR, and those beyond
+ * MAX_RECORD bytes in all are only counted. */
 static void
-put_str_arr_item(nd_jw *w, const char *prefix, nd_xp_str s, nd_buf *tmp)
+put_str_arr_item(nd_jw *w, size_t at, const char *prefix, nd_xp_str s,
+    nd_buf *tmp, uint64_t *clipped, uint64_t *left_out)
 {
+	if (w->b->len - at > MAX_RECORD) {
+		(*left_out)++;
+		return;
+	}
 	nd_buf_reset(tmp);
 	nd_buf_adds(tmp, prefix);
-	nd_buf_add(tmp, s.p, s.n);
+	nd_buf_add(tmp, s.p, clip_len(s.p, s.n, clipped));
 	nd_jw_str(w, tmp->p, tmp->len);
 }
 
@@ -1761,6 +1947,8 @@ write_end(nd_out *o, const struct src *s, const char *sha)
 	nd_buf *b = nd_out_buf(o);
 	nd_buf tmp = ND_BUF_INIT;
 	nd_jw w;
+	uint64_t clipped = s->n.clipped, left_out = 0;
+	size_t at = b->len;
 
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
@@ -1790,9 +1978,32 @@ write_end(nd_out *o, const struct src *s, const char *sha)
 	nd_jw_key(&w, "warnings");
 	nd_jw_arr(&w);
 	for (size_t i = 0; i < s->xs->nerrors; i++)
-		put_str_arr_item(&w, "error: ", s->xs->errors[i], &tmp);
+		put_str_arr_item(&w, at, "error: ", s->xs->errors[i], &tmp,
+		    &clipped, &left_out);
 	for (size_t i = 0; i < s->xs->nwarnings; i++)
-		put_str_arr_item(&w, "", s->xs->warnings[i], &tmp);
+		put_str_arr_item(&w, at, "", s->xs->warnings[i], &tmp,
+		    &clipped, &left_out);
+	if (left_out > 0) {
+		nd_buf_reset(&tmp);
+		nd_buf_addf(&tmp, "%llu more errors and warnings of the file "
+		    "left out (the end record is kept under %zu MiB)",
+		    (unsigned long long)left_out, MAX_RECORD >> 20);
+		nd_jw_str(&w, tmp.p, tmp.len);
+	}
+	if (clipped > 0) {
+		nd_buf_reset(&tmp);
+		nd_buf_addf(&tmp, "%llu strings longer than %zu MiB were cut "
+		    "to %zu MiB", (unsigned long long)clipped, MAX_STR >> 20,
+		    MAX_STR >> 20);
+		nd_jw_str(&w, tmp.p, tmp.len);
+	}
+	if (s->n.noargs > 0) {
+		nd_buf_reset(&tmp);
+		nd_buf_addf(&tmp, "%llu records were written without their "
+		    "args (over %zu MiB with them)",
+		    (unsigned long long)s->n.noargs, MAX_RECORD >> 20);
+		nd_jw_str(&w, tmp.p, tmp.len);
+	}
 	if (s->origin_relative && !s->has_start)
 		nd_jw_cstr(&w, "line timestamps are relative and the file has "
 		    "no profile_start_time: origin_ns is not a time since the "
@@ -1818,7 +2029,12 @@ convert(nd_out *o, const char *path)
 	s.filtering = opt.has_planes || opt.has_lines || opt.device_only;
 	input_open(&x, path);
 	refuse_json(x.name, x.p, x.n);
+	nd_xspace_tally(&x.tally, x.p, x.n);	/* a mapped file: all of it */
+	check_tally(x.name, &x.tally, x.n, 0);
 	s.xs = nd_xspace_open(x.p, x.n, x.name);
+	if (x.cut)	/* cannot happen: the walk stops at that field */
+		nd_die(ND_EXIT_ERROR, "%s: byte %zu: invalid XSpace field",
+		    x.name, x.tally.pos);
 
 	scan_headers(&s);
 	find_start(&s, &start, &s.has_start);
@@ -1835,9 +2051,8 @@ convert(nd_out *o, const char *path)
 	for (size_t i = 0; i < s.xs->nplanes; i++) {
 		nd_xp_plane *pl;
 
-		if (!s.pi[i].selected)
+		if ((pl = s.pi[i].pl) == NULL)
 			continue;
-		pl = s.pi[i].pl;
 		for (size_t j = 0; j < pl->nlines; j++)
 			if (s.pi[i].lines[j].selected)
 				check_line(&s, pl, j, &s.pi[i].lines[j]);
@@ -1863,6 +2078,8 @@ convert(nd_out *o, const char *path)
 			else
 				s.n.flines++;
 		}
+		if (p->pl == NULL)
+			continue;	/* no events in its selected lines */
 		write_plane(o, &s, i);
 		nd_xp_plane_free(p->pl);
 		p->pl = NULL;
@@ -2100,7 +2317,7 @@ main(int argc, char **argv)
 	nd_out *o;
 
 	nd_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "hVo:", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "hVo:r:", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -2133,6 +2350,7 @@ main(int argc, char **argv)
 		case O_PRINT:
 			print = 1;
 			break;
+		case 'r':
 		case O_RULES:
 			rules_path = optarg;
 			break;
@@ -2153,8 +2371,7 @@ main(int argc, char **argv)
 		if (opt.rules == NULL)
 			opt.rules = nd_rules_default();
 		nd_rules_print(opt.rules, stdout);
-		if (fflush(stdout) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "<stdout>: write error");
+		nd_stdout_flush();
 		return ND_EXIT_OK;
 	}
 	(void)renderers();	/* checks XPLANE2NDJSON_THREADS */
@@ -2168,8 +2385,7 @@ main(int argc, char **argv)
 	if (list) {
 		for (size_t i = 0; i < files.n; i++)
 			printf("%s\n", files.v[i]);
-		if (fflush(stdout) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "<stdout>: write error");
+		nd_stdout_flush();
 		strv_free(&files);
 		return ND_EXIT_OK;
 	}

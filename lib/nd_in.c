@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@ struct nd_in {
 	size_t raw_len, raw_pos;
 	uint64_t raw_off;	/* raw bytes read from fd */
 	uint64_t off;		/* decompressed bytes delivered */
+	uint64_t inflated;	/* decompressed bytes produced (peek too) */
+	uint64_t max;		/* nd_in_max() */
 	nd_sha256 sha;
 	int hashing;		/* nd_in_sha256 will be asked */
 	unsigned char peek[64];
@@ -33,10 +36,91 @@ struct nd_in {
 	int sniffed;
 };
 
+/* "16 GiB", "300 MiB" or "1000 bytes": the cap as the user may write it. */
+static void
+fmt_size(char *s, size_t n, uint64_t v)
+{
+	static const char *const unit[] = { "TiB", "GiB", "MiB", "KiB" };
+
+	for (int i = 0; i < 4; i++) {
+		uint64_t u = (uint64_t)1 << (10 * (4 - i));
+
+		if (v >= u && v % u == 0) {
+			snprintf(s, n, "%llu %s", (unsigned long long)(v / u),
+			    unit[i]);
+			return;
+		}
+	}
+	snprintf(s, n, "%llu bytes", (unsigned long long)v);
+}
+
+uint64_t
+nd_in_max(void)
+{
+	static uint64_t max;
+	const char *e;
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (max != 0)
+		return max;
+	e = getenv("NDTRACE_MAX_INPUT");
+	if (e == NULL || *e == '\0')
+		return max = ND_IN_MAX_DEFAULT;
+	errno = 0;
+	v = strtoull(e, &end, 10);
+	if (end == e || *e < '0' || *e > '9')
+		end = (char *)"?";	/* no digits first: invalid */
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && shift != 0)	/* 64GiB as well as 64G */
+		end++;
+	if (*end == 'B' && shift != 0)
+		end++;
+	if (*end != '\0' || errno != 0 || v > (UINT64_MAX >> shift))
+		nd_die(ND_EXIT_ERROR, "NDTRACE_MAX_INPUT: invalid size '%s' "
+		    "(bytes, or with K, M, G or T, e.g. 64G; 0 for no cap)", e);
+	v <<= shift;
+	return max = v == 0 ? UINT64_MAX : (uint64_t)v;
+}
+
+/* "NAME: <pre>more than CAP<post>, the input cap (...)" */
+static _Noreturn void
+over_cap(const char *name, const char *pre, const char *post, uint64_t cap)
+{
+	char c[32];
+
+	fmt_size(c, sizeof c, cap);
+	nd_die(ND_EXIT_ERROR, "%s: %smore than %s%s, the input cap (set "
+	    "NDTRACE_MAX_INPUT higher to read it)", name, pre, c, post);
+}
+
+void
+nd_in_check_held(const char *name, uint64_t n, const char *why)
+{
+	uint64_t cap = nd_in_max();
+	char post[256];
+
+	if (n <= cap)
+		return;
+	snprintf(post, sizeof post, " to hold in memory%s%s%s",
+	    why != NULL ? " (" : "", why != NULL ? why : "",
+	    why != NULL ? ")" : "");
+	over_cap(name, "", post, cap);
+}
+
 nd_in *
 nd_in_open(const char *path)
 {
 	nd_in *in = nd_xcalloc(1, sizeof *in);
+
+	in->max = nd_in_max();	/* a bad NDTRACE_MAX_INPUT: before any read */
 
 	in->name = nd_xstrdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
 	if (strcmp(path, "-") == 0)
@@ -140,6 +224,10 @@ read_gz(nd_in *in, unsigned char *buf, size_t n)
 
 			rc = inflate(&in->zs, Z_NO_FLUSH);
 			got += before_out - in->zs.avail_out;
+			in->inflated += before_out - in->zs.avail_out;
+			if (in->inflated > in->max)
+				over_cap(in->name, "gzip data decompresses to ",
+				    "", in->max);
 		}
 		in->raw_pos = in->raw_len - in->zs.avail_in;
 		if (rc == Z_STREAM_END) {
@@ -277,6 +365,8 @@ nd_in_slurp(nd_in *in, nd_buf *b)
 			break;
 		b->len += r;
 		b->p[b->len] = '\0';
+		if (b->len > in->max)
+			over_cap(in->name, "", " to hold in memory", in->max);
 	}
 }
 

@@ -6,6 +6,13 @@
  *
  * I/O and decompression errors are fatal: they are reported as
  * "prog: FILE: message" (with the byte offset where one applies), exit 2.
+ *
+ * Input cap: gzip data may decompress to at most nd_in_max() bytes, and a
+ * program holds at most that much of one input in memory (nd_in_slurp,
+ * nd_in_check_held): a small gzip bomb, or /dev/zero, ends with an error
+ * naming the file and the cap rather than exhausting memory or time.  The
+ * cap is ND_IN_MAX_DEFAULT, or NDTRACE_MAX_INPUT from the environment (a
+ * size such as 512M or 64G; 0 for none), documented in ndtrace(7).
  */
 #ifndef ND_IN_H
 #define ND_IN_H
@@ -35,5 +42,13 @@ size_t nd_in_peek(nd_in *in, void *buf, size_t n);
  * and discards any unread rest of the input first: call it at the end. */
 void nd_in_sha256(nd_in *in, char hex[65]);
 void nd_in_close(nd_in *in);
+
+#define ND_IN_MAX_DEFAULT ((uint64_t)16 << 30)	/* 16 GiB */
+/* The cap in bytes (UINT64_MAX: none); an invalid NDTRACE_MAX_INPUT is a
+ * usage error (exit 2). */
+uint64_t nd_in_max(void);
+/* Die unless n bytes of input `name` may be held in memory; why, if not
+ * NULL, says in the message what the n bytes are. */
+void nd_in_check_held(const char *name, uint64_t n, const char *why);
 
 #endif

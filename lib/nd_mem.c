@@ -98,6 +98,9 @@ struct nd_mem {
 	char *path, *format, *host;
 	int has_rank;
 	int64_t rank, origin;
+	int has_start;
+	int64_t start;		/* the source's earliest ts_ns: times of the
+				 * text table count from it, as elsewhere */
 	uint64_t records;
 	nd_intern *tls;
 	nd_intern *skeys;	/* series keys of this source */
@@ -351,6 +354,8 @@ source_begin(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 	m->has_rank = si != NULL && si->has_rank;
 	m->rank = si != NULL ? si->rank : 0;
 	m->origin = si != NULL ? si->origin_ns : 0;
+	m->has_start = 0;
+	m->start = 0;
 }
 
 static uint32_t
@@ -631,6 +636,10 @@ nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 	m->records++;
 	if (ev->type == ND_EV_META || ev->type == ND_EV_END)
 		return;
+	if ((ev->has & ND_HAS_TS) && (!m->has_start || ev->ts_ns < m->start)) {
+		m->start = ev->ts_ns;
+		m->has_start = 1;
+	}
 	if (take_sample(m, ev, &s)) {
 		s.seq = m->seq++;
 		nd_grow(&m->samples, &m->capsamples, m->nsamples + 1,
@@ -935,7 +944,8 @@ write_peak(nd_mem *m, const struct series *se, uint32_t *anc)
 		    m->lab[se->label].device != NULL)
 			text(m, "  device        %s", m->lab[se->label].device);
 		text(m, "  peak          %s allocated at %s%s%s",
-		    human(b1, sizeof b1, s->alloc), msec(t, sizeof t, s->ts),
+		    human(b1, sizeof b1, s->alloc), msec(t, sizeof t,
+		    s->ts - m->start),
 		    s->has_reserved ? ", reserved " : "",
 		    s->has_reserved ? human(b2, sizeof b2, s->reserved) : "");
 		nd_buf_reset(&m->tmp);

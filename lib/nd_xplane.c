@@ -22,32 +22,51 @@ enum {
 	MAPENTRY_KEY = 1, MAPENTRY_VALUE = 2
 };
 
-/* id -> dense index: a direct table when the ids are small and dense (the
- * usual 1..N), else a hash map. */
+/* id -> dense index: a map while the plane is read; then a direct table
+ * when the ids are small and dense (the usual 1..N), else the ids sorted
+ * for a binary search.  The map goes once the plane is read: it is 4 KiB
+ * even when empty, and a file of a million small planes must not keep a
+ * million of them. */
+struct nd_xp_idpair {
+	int64_t id;
+	uint32_t idx;
+};
+
 struct nd_xp_idmap {
-	nd_map64 *map;
+	nd_map64 *map;			/* while reading */
 	uint32_t *direct;		/* index + 1, 0 = absent */
 	uint64_t ndirect;
+	struct nd_xp_idpair *sorted;	/* sparse ids */
+	size_t nsorted;
 };
 
 static struct nd_xp_idmap *
 idmap_new(void)
 {
-	struct nd_xp_idmap *m = nd_xcalloc(1, sizeof *m);
-
-	m->map = nd_map64_new();
-	return m;
+	return nd_xcalloc(1, sizeof(struct nd_xp_idmap));
 }
 
 /* Index of id, inserting `next` if absent (*isnew set). */
 static uint32_t
 idmap_put(struct nd_xp_idmap *m, int64_t id, uint32_t next, int *isnew)
 {
-	uint64_t *v = nd_map64_put(m->map, (uint64_t)id, isnew);
+	uint64_t *v;
+
+	if (m->map == NULL)	/* made on first use: most planes have none */
+		m->map = nd_map64_new();
+	v = nd_map64_put(m->map, (uint64_t)id, isnew);
 
 	if (*isnew)
 		*v = next;
 	return (uint32_t)*v;
+}
+
+static int
+cmp_idpair(const void *a, const void *b)
+{
+	const struct nd_xp_idpair *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static void
@@ -57,6 +76,8 @@ idmap_finish(struct nd_xp_idmap *m, uint32_t n)
 	size_t pos = 0;
 	int dense = 1;
 
+	if (m->map == NULL)
+		return;
 	while (nd_map64_next(m->map, &pos, &key, &val)) {
 		if ((int64_t)key < 0 || key > (uint64_t)n * 4 + 1024) {
 			dense = 0;
@@ -65,27 +86,46 @@ idmap_finish(struct nd_xp_idmap *m, uint32_t n)
 		if (key > maxid)
 			maxid = key;
 	}
-	if (!dense || n == 0)
-		return;
-	m->ndirect = maxid + 1;
-	m->direct = nd_xcalloc(m->ndirect, sizeof *m->direct);
 	pos = 0;
-	while (nd_map64_next(m->map, &pos, &key, &val))
-		m->direct[key] = (uint32_t)val + 1;
+	if (n == 0) {
+		/* nothing to find */
+	} else if (dense) {
+		m->ndirect = maxid + 1;
+		m->direct = nd_xcalloc(m->ndirect, sizeof *m->direct);
+		while (nd_map64_next(m->map, &pos, &key, &val))
+			m->direct[key] = (uint32_t)val + 1;
+	} else {
+		m->sorted = nd_xmalloc(n * sizeof *m->sorted);
+		while (nd_map64_next(m->map, &pos, &key, &val)) {
+			m->sorted[m->nsorted].id = (int64_t)key;
+			m->sorted[m->nsorted++].idx = (uint32_t)val;
+		}
+		qsort(m->sorted, m->nsorted, sizeof *m->sorted, cmp_idpair);
+	}
+	nd_map64_free(m->map);
+	m->map = NULL;
 }
 
 static inline uint32_t
 idmap_find(const struct nd_xp_idmap *m, int64_t id)
 {
-	const uint64_t *v;
+	size_t lo = 0, hi = m->nsorted;
 
 	if (ND_LIKELY(m->direct != NULL)) {
 		if ((uint64_t)id < m->ndirect)
 			return m->direct[id] - 1;	/* 0 -> UINT32_MAX */
 		return UINT32_MAX;
 	}
-	v = nd_map64_get(m->map, (uint64_t)id);
-	return v != NULL ? (uint32_t)*v : UINT32_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->sorted[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nsorted && m->sorted[lo].id == id ?
+	    m->sorted[lo].idx : UINT32_MAX;
 }
 
 static void
@@ -95,6 +135,7 @@ idmap_free(struct nd_xp_idmap *m)
 		return;
 	nd_map64_free(m->map);
 	free(m->direct);
+	free(m->sorted);
 	free(m);
 }
 
@@ -143,6 +184,142 @@ fast_len(nd_pb *r, uint64_t *n, unsigned field)
 }
 
 /* ---------- XSpace ---------- */
+
+/* A varint at p: 1 complete (*v, *len), 0 cut short by end, -1 invalid
+ * (longer than 10 bytes). */
+static int
+peek_varint(const unsigned char *p, const unsigned char *end, uint64_t *v,
+    size_t *len)
+{
+	uint64_t x = 0;
+
+	for (size_t i = 0; i < 10; i++) {
+		if (p + i >= end)
+			return 0;
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*v = x;
+			*len = i + 1;
+			return 1;
+		}
+	}
+	return -1;
+}
+
+/* The field at p (a tag and what follows), without errors: 1 with its
+ * number, wire type, payload and end; 0 cut short; -1 invalid. */
+static int
+peek_field(const unsigned char *p, const unsigned char *end, uint64_t *num,
+    unsigned *wt, const unsigned char **data, uint64_t *plen,
+    uint64_t *fend, int depth)
+{
+	uint64_t tag, v;
+	size_t k, k2;
+	int rc;
+
+	if ((rc = peek_varint(p, end, &tag, &k)) <= 0)
+		return rc;
+	*num = tag >> 3;
+	*wt = (unsigned)(tag & 7);
+	if (*num == 0 || tag >> 32 != 0)
+		return -1;
+	p += k;
+	*fend = k;
+	switch (*wt) {
+	case ND_PB_VARINT:
+		if ((rc = peek_varint(p, end, &v, &k2)) <= 0)
+			return rc;
+		*fend += k2;
+		break;
+	case ND_PB_I64:
+		*fend += 8;
+		break;
+	case ND_PB_I32:
+		*fend += 4;
+		break;
+	case ND_PB_LEN:
+		if ((rc = peek_varint(p, end, &v, &k2)) <= 0)
+			return rc;
+		*data = p + k2;
+		*plen = v;
+		if (v > UINT64_MAX - k - k2)
+			return -1;
+		*fend += k2 + v;
+		break;
+	case ND_PB_SGROUP: {
+		/* Skipped as nd_pb skips it: to its matching end-group tag,
+		 * nesting checked. */
+		const unsigned char *q = p;
+		uint64_t n2, l2, e2;
+		unsigned w2;
+		const unsigned char *d2;
+
+		if (depth > ND_PB_MAX_GROUP_DEPTH)
+			return -1;
+		for (;;) {
+			if ((rc = peek_varint(q, end, &tag, &k2)) <= 0)
+				return rc;
+			if ((tag & 7) == ND_PB_EGROUP) {
+				if (tag >> 3 != *num)
+					return -1;
+				q += k2;
+				break;
+			}
+			if ((rc = peek_field(q, end, &n2, &w2, &d2, &l2, &e2,
+			    depth + 1)) <= 0)
+				return rc;
+			if (e2 > (uint64_t)(end - q))
+				return 0;
+			q += e2;
+		}
+		*fend += (uint64_t)(q - p);
+		break;
+	}
+	default:		/* end-group without a group, 6, 7 */
+		return -1;
+	}
+	return 1;
+}
+
+void
+nd_xspace_tally(nd_xp_tally *t, const void *buf, size_t n)
+{
+	const unsigned char *b = buf, *end = b + n;
+
+	while (!t->bad && t->pos < n) {
+		const unsigned char *p = b + t->pos, *data = NULL, *q;
+		uint64_t num, plen = 0, fend, pnum, ppl, pfe;
+		unsigned wt, pwt;
+		int rc = peek_field(p, end, &num, &wt, &data, &plen, &fend, 1);
+
+		t->need = 0;
+		if (rc < 0)
+			t->bad = 1;
+		if (rc <= 0)
+			return;
+		if (fend > (uint64_t)(end - p)) {
+			t->need = t->pos + fend;
+			return;
+		}
+		t->pos += (size_t)fend;
+		if (num != XSPACE_PLANES || wt != ND_PB_LEN)
+			continue;
+		/* A complete plane: count its lines and metadata (its errors
+		 * are for nd_xp_plane_load to report). */
+		t->planes++;
+		for (q = data; q < data + plen; q += pfe) {
+			const unsigned char *pd;
+
+			if (peek_field(q, data + plen, &pnum, &pwt, &pd, &ppl,
+			    &pfe, 1) <= 0 || pfe > (uint64_t)(data + plen - q))
+				break;
+			if (pnum == XPLANE_LINES)
+				t->lines++;
+			else if (pnum == XPLANE_EVMD || pnum == XPLANE_STATMD)
+				t->metadata++;
+		}
+	}
+}
 
 static void
 add_str(nd_xp_str **a, size_t *n, size_t *cap, const nd_pb_field *f)

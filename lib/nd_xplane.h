@@ -137,6 +137,28 @@ typedef struct nd_xp_statit {
 	uint32_t field;			/* the stats field of the message */
 } nd_xp_statit;
 
+/* A running check of an XSpace's top level while its bytes arrive, and a
+ * count of what the tables of nd_xspace_open and nd_xp_plane_load will
+ * hold, so that a reader can refuse a file before holding it all:
+ *
+ *	nd_xp_tally t = { 0 };
+ *	while (more bytes appended to buf) {
+ *		nd_xspace_tally(&t, buf, len);
+ *		if (t.bad) stop reading: nd_xspace_open(buf, len) will report
+ *		    the error it would report for the whole file;
+ *		(len or t.need, plus t.planes, t.lines, t.metadata, too big?)
+ *	}
+ *
+ * Nothing is reported and nothing allocated here. */
+typedef struct nd_xp_tally {
+	size_t pos;		/* complete top-level fields end here */
+	uint64_t need;		/* the field at pos ends at need (0: unknown) */
+	uint64_t planes, lines, metadata;	/* in the complete planes */
+	int bad;		/* an invalid field at pos */
+} nd_xp_tally;
+
+void nd_xspace_tally(nd_xp_tally *t, const void *buf, size_t n);
+
 /* Parse the top level: the planes' extents, errors, warnings, hostnames.
  * An empty buffer is an error (an XSpace with nothing in it). */
 nd_xspace *nd_xspace_open(const void *buf, size_t n, const char *name);

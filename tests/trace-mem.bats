@@ -508,7 +508,6 @@ $KPEAK_GPU"
 
 @test "real Kineto traces: trace-mem agrees with an independent pass over the same stream" {
 	need_fixtures
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "chrome2ndjson is not built"
 	for f in tracelens_h100_qwen tracelens_mi300_ddp_resnet18; do
 		chrome2ndjson "$FIXTURES/chrome/$f.json.gz" > "$T/s.ndjson"
 		trace-mem -k 100000 "$T/s.ndjson" | jq -cS 'if .type=="mem_peak" then {type,device,allocator,ts_ns,allocated_bytes,reserved_bytes,pid,tid,op,samples,allocs,alloc_bytes,frees,free_bytes} elif .type=="mem_top" then {type,device,allocator,op,allocs,alloc_bytes,frees,free_bytes} else empty end | with_entries(select(.value!=null))' > "$T/c"
@@ -529,7 +528,6 @@ $KPEAK_GPU"
 
 @test "real XPlane profiles: allocator series agree with an independent pass" {
 	need_fixtures
-	[ -x "$ND_BIN/xplane2ndjson" ] || skip "xplane2ndjson is not built"
 	for f in rocm_jax_conv_8gpu tpu_inference_4core; do
 		xplane2ndjson "$FIXTURES/xplane/$f.xplane.pb" > "$T/s.ndjson"
 		trace-mem -k 100000 "$T/s.ndjson" | jq -cS 'if .type=="mem_peak" then {type,device,allocator,ts_ns,allocated_bytes,reserved_bytes,pid,tid,op,samples,allocs,alloc_bytes,frees,free_bytes} elif .type=="mem_top" then {type,device,allocator,op,allocs,alloc_bytes,frees,free_bytes} else empty end | with_entries(select(.value!=null))' > "$T/c"

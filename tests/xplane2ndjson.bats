@@ -28,9 +28,7 @@ setup() {
 }
 
 check() {
-	if [ -x "$ND_BIN/trace-check" ]; then
-		"$ND_BIN/trace-check" "$@" || fail "trace-check failed on $*"
-	fi
+	"$ND_BIN/trace-check" "$@" || fail "trace-check failed on $*"
 }
 
 # agrees FILE: xplane2ndjson exits 0 on FILE with a valid stream whose end
@@ -314,10 +312,8 @@ agrees() {
 	check "$T/two"
 	run jq -c -s 'map(select(.type=="meta" or .type=="end") | .type)' "$T/two"
 	assert_output '["meta","end","meta","end"]'
-	if [ -x "$ND_BIN/trace-check" ]; then
-		run "$ND_BIN/trace-check" -v "$T/two"
-		assert_output --partial "2 sources"
-	fi
+	run "$ND_BIN/trace-check" -v "$T/two"
+	assert_output --partial "2 sources"
 }
 
 @test "directories: a log dir reads its newest run; --run, --list, run dirs" {
