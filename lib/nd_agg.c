@@ -17,11 +17,12 @@
  * time of each row's example, a small array that stays in cache) answers
  * "could this instance be the example?" without touching the row. */
 #define ND_AGG_LAG 16		/* a power of two */
+#define ABS_MAX ((nd_abstime){ INT64_MAX, UINT64_MAX })
 
 struct nd_agg {
 	nd_intern *keys;
 	nd_agg_row *rows;
-	int64_t *exmin;		/* per row: abs_ns of its example, or max */
+	nd_abstime *exmin;	/* per row: abs of its example, or max */
 	size_t nrows, cap;
 	uint32_t lag_id[ND_AGG_LAG];
 	int64_t lag_v[ND_AGG_LAG];
@@ -138,7 +139,7 @@ nd_agg_id(nd_agg *a, const void *key, size_t n)
 		a->exmin = nd_xrealloc(a->exmin, a->cap * sizeof *a->exmin);
 	}
 	memset(&a->rows[id], 0, sizeof a->rows[id]);
-	a->exmin[id] = INT64_MAX;
+	a->exmin[id] = ABS_MAX;
 	a->nrows++;
 	return id;
 }
@@ -169,18 +170,17 @@ nd_agg_add(nd_agg *a, uint32_t id, int64_t dur)
 }
 
 int
-nd_agg_example_maybe(const nd_agg *a, uint32_t id, int64_t abs_ns)
+nd_agg_example_maybe(const nd_agg *a, uint32_t id, nd_abstime abs)
 {
-	return abs_ns <= a->exmin[id];
+	return nd_abstime_cmp(abs, a->exmin[id]) <= 0;
 }
 
 void
-nd_agg_example_set(nd_agg *a, uint32_t id, int64_t abs_ns, int64_t dur_ns,
+nd_agg_example_set(nd_agg *a, uint32_t id, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid, const char *json, size_t n)
 {
-	nd_agg_ex_set(&a->rows[id].ex, abs_ns, dur_ns, src, pid, tid, json,
-	    n);
-	a->exmin[id] = abs_ns;
+	nd_agg_ex_set(&a->rows[id].ex, abs, dur_ns, src, pid, tid, json, n);
+	a->exmin[id] = abs;
 }
 
 uint32_t
@@ -207,7 +207,7 @@ nd_agg_reset(nd_agg *a)
 {
 	a->nadd = 0;
 	for (size_t i = 0; i < a->nrows; i++)
-		a->exmin[i] = INT64_MAX;
+		a->exmin[i] = ABS_MAX;
 	for (size_t i = 0; i < a->nrows; i++)
 		row_free(&a->rows[i]);
 }
@@ -220,23 +220,23 @@ nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src)
 	dst->total_ns += src->total_ns;
 	dst->self_ns += src->self_ns;
 	nd_hist_merge(&dst->hist, &src->hist);
-	if (src->ex.has && nd_agg_ex_better(&dst->ex, src->ex.abs_ns,
+	if (src->ex.has && nd_agg_ex_better(&dst->ex, src->ex.abs,
 	    src->ex.dur_ns, src->ex.src, src->ex.pid, src->ex.tid))
-		nd_agg_ex_set(&dst->ex, src->ex.abs_ns, src->ex.dur_ns,
+		nd_agg_ex_set(&dst->ex, src->ex.abs, src->ex.dur_ns,
 		    src->ex.src, src->ex.pid, src->ex.tid, src->ex.json,
 		    src->ex.json_len);
 }
 
 int
-nd_agg_ex_better(const nd_agg_ex *cur, int64_t abs_ns, int64_t dur_ns,
+nd_agg_ex_better(const nd_agg_ex *cur, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid)
 {
 	int c;
 
 	if (!cur->has)
 		return 1;
-	if (abs_ns != cur->abs_ns)
-		return abs_ns < cur->abs_ns;
+	if ((c = nd_abstime_cmp(abs, cur->abs)) != 0)
+		return c < 0;
 	if (dur_ns != cur->dur_ns)
 		return dur_ns > cur->dur_ns;
 	c = strcmp(src != NULL ? src : "", cur->src != NULL ? cur->src : "");
@@ -248,7 +248,7 @@ nd_agg_ex_better(const nd_agg_ex *cur, int64_t abs_ns, int64_t dur_ns,
 }
 
 void
-nd_agg_ex_set(nd_agg_ex *ex, int64_t abs_ns, int64_t dur_ns,
+nd_agg_ex_set(nd_agg_ex *ex, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid, const char *json, size_t n)
 {
 	char *s = nd_xstrdup(src != NULL ? src : "");
@@ -256,7 +256,7 @@ nd_agg_ex_set(nd_agg_ex *ex, int64_t abs_ns, int64_t dur_ns,
 
 	nd_agg_ex_free(ex);
 	ex->has = 1;
-	ex->abs_ns = abs_ns;
+	ex->abs = abs;
 	ex->dur_ns = dur_ns;
 	ex->pid = pid;
 	ex->tid = tid;

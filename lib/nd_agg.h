@@ -13,8 +13,8 @@
  * example instance.  Every figure merges exactly (sums, min, max, bucket
  * counts), and the example is chosen by a total order that does not depend
  * on the order rows are merged in: the earliest absolute start
- * (origin_ns + ts_ns), then the longer, then the smaller source path, pid,
- * tid.  So reading partial results in any order gives the same answer.
+ * (origin_ns + ts_ns, exact: nd_abstime_of, whatever the origin), then the
+ * longer, then the smaller source path, pid, tid.  So reading partial results in any order gives the same answer.
  *
  * Ownership: the table owns its keys, rows, histograms and example texts;
  * pointers into it stay valid until the next nd_agg_id() that adds a row
@@ -27,6 +27,7 @@
 #include "nd_hist.h"
 #include "nd_nest.h"
 #include "nd_stream.h"
+#include "nd_util.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ int nd_aggkey_next(const char **p, const char *end, int *tag,
 /* One example instance of a group. */
 typedef struct nd_agg_ex {
 	int has;
-	int64_t abs_ns;		/* origin_ns + ts_ns: the ordering key */
+	nd_abstime abs;		/* origin_ns + ts_ns: the ordering key */
 	int64_t dur_ns, pid, tid;
 	char *src;		/* source path (owned) */
 	char *json;		/* the example as a JSON object (owned) */
@@ -82,18 +83,18 @@ void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);
 
 /* Would an instance with these ordering fields replace the row's example?
  * (Cheap; call it before building the example text.) */
-int nd_agg_ex_better(const nd_agg_ex *cur, int64_t abs_ns, int64_t dur_ns,
+int nd_agg_ex_better(const nd_agg_ex *cur, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid);
-/* 0 when an instance at abs_ns cannot replace the example of group id
+/* 0 when an instance at abs cannot replace the example of group id
  * (a check that does not touch the row); 1: ask nd_agg_ex_better. */
-int nd_agg_example_maybe(const nd_agg *a, uint32_t id, int64_t abs_ns);
+int nd_agg_example_maybe(const nd_agg *a, uint32_t id, nd_abstime abs);
 /* Replace the example of group id (nd_agg_ex_set, and what
  * nd_agg_example_maybe remembers). */
-void nd_agg_example_set(nd_agg *a, uint32_t id, int64_t abs_ns,
+void nd_agg_example_set(nd_agg *a, uint32_t id, nd_abstime abs,
     int64_t dur_ns, const char *src, int64_t pid, int64_t tid,
     const char *json, size_t n);
 /* Replace the example (copies src and json). */
-void nd_agg_ex_set(nd_agg_ex *ex, int64_t abs_ns, int64_t dur_ns,
+void nd_agg_ex_set(nd_agg_ex *ex, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid, const char *json, size_t n);
 void nd_agg_ex_free(nd_agg_ex *ex);
 

@@ -1,6 +1,7 @@
 #include "nd_context.h"
 #include "nd_hash.h"
 #include "nd_nest.h"
+#include "nd_sort.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct ent {
 	unsigned host : 1, in_stack : 1, in_ring : 1, in_outq : 1,
 	    claimed : 1;
 	nd_ctx_rel claim;
+	size_t stk_pos;		/* index in its timeline's stk while open */
 	struct ent *next_free;
 };
 
@@ -41,8 +43,15 @@ struct tl {
 	int64_t pid, tid;
 	int64_t last_ts, last_dur;
 	uint64_t nseq;
-	struct ent **stk;	/* open spans, seq ascending */
-	size_t nstk, capstk;
+	/* Open spans, seq ascending; a closed one leaves a NULL until the
+	 * array is compacted (when half of it is holes), so that closing
+	 * costs no scan.  Every span in stk[0..stk_claimed) is claimed. */
+	struct ent **stk;
+	size_t nstk, capstk, nopen, stk_claimed;
+	struct ent **eheap;	/* the open spans by (end, seq): who closes */
+	size_t neheap, capeheap;
+	struct ent **closing;	/* scratch: the spans closing now */
+	size_t capclosing;
 	struct deq ring;	/* the last `keep` ended spans, seq ascending */
 	size_t ring_claimed;	/* ring[0..ring_claimed) are claimed */
 	int64_t ring_maxlen;	/* longest end_e - ts ever in the ring */
@@ -100,6 +109,7 @@ struct nd_ctx {
 
 	struct wlist *wl;
 	size_t nwl, capwl;
+	nd_intern *wlkeys;	/* (timeline, device) -> index in wl */
 
 	uint64_t nmatch;
 	uint64_t *live;		/* ids of matches not done, ascending */
@@ -265,11 +275,12 @@ flush_tl(nd_ctx *c, struct tl *t)
 	t->dirty = 0;
 	if (t->outq.n == 0)
 		return;
-	for (size_t i = 0; i < t->nstk; i++)
-		if (!t->stk[i]->claimed) {
-			lim = t->stk[i]->pub.seq;
-			break;
-		}
+	/* The first open span not claimed: stk_claimed only moves on. */
+	while (t->stk_claimed < t->nstk && (t->stk[t->stk_claimed] == NULL ||
+	    t->stk[t->stk_claimed]->claimed))
+		t->stk_claimed++;
+	if (t->stk_claimed < t->nstk)
+		lim = t->stk[t->stk_claimed]->pub.seq;
 	/* Claims only accumulate: skip the prefix known to be claimed. */
 	while (t->ring_claimed < t->ring.n &&
 	    deq_at(&t->ring, t->ring_claimed)->claimed)
@@ -344,13 +355,13 @@ win_add(nd_ctx *c, const struct mdesc *m)
 {
 	struct wlist *l = NULL;
 	struct win *w;
+	uint32_t key[2] = { m->tl, m->dev }, i;
 
-	for (size_t i = c->nwl; i > 0; i--)
-		if (c->wl[i - 1].tl == m->tl && c->wl[i - 1].dev == m->dev) {
-			l = &c->wl[i - 1];
-			break;
-		}
-	if (l == NULL) {
+	/* by a table: one list per timeline and device, and many timelines */
+	i = nd_intern_id(c->wlkeys, (const char *)key, sizeof key);
+	if (i < c->nwl)
+		l = &c->wl[i];
+	else {
 		nd_grow(&c->wl, &c->capwl, c->nwl + 1, sizeof *c->wl);
 		l = &c->wl[c->nwl++];
 		memset(l, 0, sizeof *l);
@@ -413,35 +424,139 @@ ring_trim(nd_ctx *c, struct tl *t)
 	}
 }
 
+static int
+eh_less(const struct ent *a, const struct ent *b)
+{
+	if (a->end != b->end)
+		return a->end < b->end;
+	return a->pub.seq < b->pub.seq;
+}
+
+static void
+eh_push(struct tl *t, struct ent *e)
+{
+	size_t i;
+
+	nd_grow(&t->eheap, &t->capeheap, t->neheap + 1, sizeof *t->eheap);
+	i = t->neheap++;
+	while (i > 0 && eh_less(e, t->eheap[(i - 1) / 2])) {
+		t->eheap[i] = t->eheap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	t->eheap[i] = e;
+}
+
+static struct ent *
+eh_pop(struct tl *t)
+{
+	struct ent *top = t->eheap[0], *x = t->eheap[--t->neheap];
+	size_t i = 0, n = t->neheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+
+		if (l >= n)
+			break;
+		if (l + 1 < n && eh_less(t->eheap[l + 1], t->eheap[l]))
+			m = l + 1;
+		if (!eh_less(t->eheap[m], x))
+			break;
+		t->eheap[i] = t->eheap[m];
+		i = m;
+	}
+	if (n > 0)
+		t->eheap[i] = x;
+	return top;
+}
+
+static void
+stk_push(struct tl *t, struct ent *e)
+{
+	e->in_stack = 1;
+	nd_grow(&t->stk, &t->capstk, t->nstk + 1, sizeof *t->stk);
+	e->stk_pos = t->nstk;
+	t->stk[t->nstk++] = e;
+	t->nopen++;
+	eh_push(t, e);
+}
+
+/* Drop the holes of stk: from the top at once, elsewhere when they are
+ * half of it (so each hole is moved over a constant number of times). */
+static void
+stk_compact(struct tl *t)
+{
+	size_t k = 0, claimed = 0;
+
+	while (t->nstk > 0 && t->stk[t->nstk - 1] == NULL)
+		t->nstk--;
+	if (t->stk_claimed > t->nstk)
+		t->stk_claimed = t->nstk;
+	if (t->nopen * 2 >= t->nstk)
+		return;
+	for (size_t i = 0; i < t->nstk; i++) {
+		if (i == t->stk_claimed)
+			claimed = k;
+		if (t->stk[i] != NULL) {
+			t->stk[i]->stk_pos = k;
+			t->stk[k++] = t->stk[i];
+		}
+	}
+	t->stk_claimed = t->stk_claimed >= t->nstk ? k : claimed;
+	t->nstk = k;
+}
+
+static int
+seq_cmp(const void *a, const void *b, void *ctx)
+{
+	uint64_t x = (*(struct ent *const *)a)->pub.seq;
+	uint64_t y = (*(struct ent *const *)b)->pub.seq;
+
+	(void)ctx;
+	return (x > y) - (x < y);
+}
+
 /* Close every open span that ends at or before ts (all of them, not only
- * the innermost: a child that overruns its parent can outlive it). */
+ * the innermost: a child that overruns its parent can outlive it).  They
+ * come off the heap by end; into the ring go, in seq order, only the last
+ * `keep` of them (the others would be trimmed at once). */
 static void
 close_before(nd_ctx *c, struct tl *t, int64_t ts)
 {
-	size_t k = 0;
+	size_t n = 0, from;
 
-	for (size_t i = 0; i < t->nstk; i++) {
-		struct ent *e = t->stk[i];
+	while (t->neheap > 0 && t->eheap[0]->end <= ts) {
+		struct ent *e = eh_pop(t);
 
-		if (e->end <= ts) {
-			e->in_stack = 0;
-			if (c->keep > 0) {
-				size_t at = deq_insert(&t->ring, e);
+		nd_grow(&t->closing, &t->capclosing, n + 1,
+		    sizeof *t->closing);
+		t->closing[n++] = e;
+		t->stk[e->stk_pos] = NULL;
+		t->nopen--;
+		e->in_stack = 0;
+	}
+	if (n == 0)
+		return;
+	stk_compact(t);
+	if (n > 1)
+		nd_sort(t->closing, n, sizeof *t->closing, seq_cmp, NULL);
+	from = n > c->keep ? n - c->keep : 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ent *e = t->closing[i];
 
-				e->in_ring = 1;
-				if (at < t->ring_claimed)
-					t->ring_claimed = at;
-				if (e->end_e - e->pub.ts_ns > t->ring_maxlen)
-					t->ring_maxlen = e->end_e - e->pub.ts_ns;
-			} else {
-				ent_maybe_free(c, e);
-			}
+		if (i >= from && c->keep > 0 && (t->ring.n < c->keep ||
+		    e->pub.seq > deq_at(&t->ring, 0)->pub.seq)) {
+			size_t at = deq_insert(&t->ring, e);
+
+			e->in_ring = 1;
+			if (at < t->ring_claimed)
+				t->ring_claimed = at;
+			if (e->end_e - e->pub.ts_ns > t->ring_maxlen)
+				t->ring_maxlen = e->end_e - e->pub.ts_ns;
+			ring_trim(c, t);
 		} else {
-			t->stk[k++] = e;
+			ent_maybe_free(c, e);
 		}
 	}
-	t->nstk = k;
-	ring_trim(c, t);
 }
 
 /* --- the public interface --- */
@@ -462,6 +577,7 @@ nd_ctx_new(int64_t before, int64_t after, int overlapping, int64_t lookback,
 	c->u = u;
 	c->tlkeys = nd_intern_new();
 	c->devs = nd_intern_new();
+	c->wlkeys = nd_intern_new();
 	return c;
 }
 
@@ -471,10 +587,11 @@ release_source(nd_ctx *c)
 	for (size_t i = 0; i < c->ntl; i++) {
 		struct tl *t = &c->tls[i];
 
-		for (size_t j = 0; j < t->nstk; j++) {
-			t->stk[j]->in_stack = 0;
-			ent_maybe_free(c, t->stk[j]);
-		}
+		for (size_t j = 0; j < t->nstk; j++)
+			if (t->stk[j] != NULL) {
+				t->stk[j]->in_stack = 0;
+				ent_maybe_free(c, t->stk[j]);
+			}
 		while (t->ring.n > 0) {
 			struct ent *e = deq_pop_front(&t->ring);
 
@@ -488,6 +605,8 @@ release_source(nd_ctx *c)
 			ent_maybe_free(c, e);
 		}
 		free(t->stk);
+		free(t->eheap);
+		free(t->closing);
 		free(t->ring.v);
 		free(t->outq.v);
 		free(t->pend);
@@ -502,8 +621,10 @@ release_source(nd_ctx *c)
 	c->c_valid = 0;
 	nd_intern_free(c->tlkeys);
 	nd_intern_free(c->devs);
+	nd_intern_free(c->wlkeys);
 	c->tlkeys = nd_intern_new();
 	c->devs = nd_intern_new();
+	c->wlkeys = nd_intern_new();
 }
 
 void
@@ -538,6 +659,7 @@ nd_ctx_free(nd_ctx *c)
 	}
 	nd_intern_free(c->tlkeys);
 	nd_intern_free(c->devs);
+	nd_intern_free(c->wlkeys);
 	free(c->tls);
 	free(c->wl);
 	free(c->live);
@@ -576,7 +698,7 @@ overlap_held(nd_ctx *c, const struct mdesc *m)
 		for (size_t j = 0; j < t->nstk; j++) {
 			struct ent *e = t->stk[j];
 
-			if (candidate(e, m) && overlaps(e, m))
+			if (e != NULL && candidate(e, m) && overlaps(e, m))
 				relate(c, e, m->match, ND_CTX_OVERLAP, m->ts, 1);
 		}
 	}
@@ -710,8 +832,16 @@ nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *idp,
 
 		id = ++c->nmatch;
 		live_add(c, id);
-		for (size_t i = 0; i < t->nstk; i++)
-			relate(c, t->stk[i], id, ND_CTX_PARENT, e->pub.ts_ns, 1);
+		/* Without a relate callback only the claims matter, and the
+		 * spans below stk_claimed have theirs: so many identical open
+		 * spans cost each match only the new ones. */
+		for (size_t i = c->ops.relate != NULL ? 0 : t->stk_claimed;
+		    i < t->nstk; i++)
+			if (t->stk[i] != NULL)
+				relate(c, t->stk[i], id, ND_CTX_PARENT,
+				    e->pub.ts_ns, 1);
+		if (c->ops.write != NULL || c->ops.relate == NULL)
+			t->stk_claimed = t->nstk;
 		for (size_t i = t->ring.n > (size_t)c->before ?
 		    t->ring.n - (size_t)c->before : 0; i < t->ring.n; i++)
 			relate(c, deq_at(&t->ring, i), id, ND_CTX_BEFORE,
@@ -743,9 +873,7 @@ nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *idp,
 
 	/* Every span is a possible parent (or, once it ends, a possible
 	 * `before`) of later matches. */
-	e->in_stack = 1;
-	nd_grow(&t->stk, &t->capstk, t->nstk + 1, sizeof *t->stk);
-	t->stk[t->nstk++] = e;
+	stk_push(t, e);
 	mark_dirty(c, t);
 	flush_dirty(c);
 	if (is_match && c->after == 0 && !c->overlapping)

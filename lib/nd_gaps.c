@@ -778,28 +778,47 @@ finish_timeline(nd_gaps *g, struct tl *t, int tl)
  * A timeline in the sweep over a device: its busy stretches are the
  * complement of its gaps within [first, hi).  `next` is the gap after the
  * next busy stretch [ns, ne); `pend` the gap after the stretch consumed
- * last, which holds the device's current idle time.
+ * last, which holds the device's current idle time.  `la` is what follows
+ * the device's idle time on this timeline (the head before the first
+ * stretch, else pend's look-ahead), all starting at or after ns; end0 is
+ * the longest end of its ops that start at ns, so (ns, -end0, index) is
+ * the op_cmp order of its first op.
  */
 enum { DC_HEAD, DC_GAP, DC_DONE };
 
 struct dcur {
 	const struct tl *t;
 	int state, has_next;
-	int64_t ns, ne;
+	int64_t ns, ne, end0;
+	const struct op *la;
+	uint32_t nla, idx;
 	struct gcur next;
 	struct tgap pend;
 	struct op pla[ND_GAP_LOOKAHEAD];
 };
 
 static void
-dcur_init(nd_gaps *g, struct dcur *d, const struct tl *t)
+dcur_la(struct dcur *d, const struct op *la, uint32_t n)
+{
+	d->la = la;
+	d->nla = n;
+	d->end0 = INT64_MIN;
+	for (uint32_t i = 0; i < n; i++)
+		if (la[i].ts == d->ns && la[i].end > d->end0)
+			d->end0 = la[i].end;
+}
+
+static void
+dcur_init(nd_gaps *g, struct dcur *d, const struct tl *t, uint32_t idx)
 {
 	d->t = t;
+	d->idx = idx;
 	d->state = DC_HEAD;
 	gcur_init(&d->next, t);
 	d->has_next = gcur_next(g, &d->next);
 	d->ns = t->first;
 	d->ne = d->has_next ? d->next.gap.lo : t->hi;
+	dcur_la(d, t->head, t->nhead);
 }
 
 static void
@@ -815,77 +834,145 @@ dcur_consume(nd_gaps *g, struct dcur *d)
 	d->has_next = gcur_next(g, &d->next);
 	d->ns = d->pend.hi;
 	d->ne = d->has_next ? d->next.gap.lo : d->t->hi;
+	dcur_la(d, d->pla, d->pend.nla);
 }
 
-/* The device is idle in [a, b): its before, marker and payload. */
-static void
-device_gap(nd_gaps *g, uint32_t dev, struct dcur *dc, size_t n, int64_t a,
-    int64_t b)
+/* The sweep's heap of the timelines not done, by their first op. */
+static int
+dc_less(const struct dcur *a, const struct dcur *b)
 {
-	const struct op *before = NULL;
+	if (a->ns != b->ns)
+		return a->ns < b->ns;
+	if (a->end0 != b->end0)
+		return a->end0 > b->end0;
+	return a->idx < b->idx;
+}
 
-	tmp_reset(g);
-	for (size_t i = 0; i < n; i++) {
-		const struct dcur *d = &dc[i];
+static void
+dheap_down(struct dcur **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct dcur *x;
 
-		if (d->state == DC_HEAD)
-			tmp_add(g, d->t->head, 0, d->t->nhead);
-		else if (d->state == DC_DONE) {
-			if (a == d->t->hi && (before == NULL ||
-			    d->t->bop.ts >= before->ts))
-				before = &d->t->bop;
-		} else {
-			if (d->pend.lo == a && (before == NULL ||
-			    d->pend.before.ts >= before->ts))
-				before = &d->pend.before;
-			tmp_add(g, d->pla, 0, d->pend.nla);
-		}
+		if (l < n && dc_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && dc_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
 	}
-	if (before == NULL || g->ntmp == 0)
+}
+
+static int
+dcp_idx_cmp(const void *a, const void *b, void *ctx)
+{
+	uint32_t x = (*(struct dcur *const *)a)->idx;
+	uint32_t y = (*(struct dcur *const *)b)->idx;
+
+	(void)ctx;
+	return (x > y) - (x < y);
+}
+
+/* The device is idle in [a, b): before is the op with the latest end
+ * before it.  Marker and payload are among the first ND_GAP_LOOKAHEAD ops
+ * after it in op_cmp order, and those come from the ND_GAP_LOOKAHEAD
+ * timelines whose first op comes first (an op of any other timeline comes
+ * after that timeline's first op): a best-first walk down the heap finds
+ * them without looking at the other timelines. */
+static void
+device_gap(nd_gaps *g, uint32_t dev, struct dcur **h, size_t n, int64_t a,
+    int64_t b, const struct op *before)
+{
+	size_t front[ND_GAP_LOOKAHEAD + 2], nfront = 0;
+	struct dcur *pick[ND_GAP_LOOKAHEAD];
+	size_t npick = 0;
+
+	if (before == NULL || n == 0)
+		return;
+	front[nfront++] = 0;
+	while (nfront > 0 && npick < ND_GAP_LOOKAHEAD) {
+		size_t best = 0, i;
+
+		for (size_t k = 1; k < nfront; k++)
+			if (dc_less(h[front[k]], h[front[best]]))
+				best = k;
+		i = front[best];
+		front[best] = front[--nfront];
+		pick[npick++] = h[i];
+		if (2 * i + 1 < n)
+			front[nfront++] = 2 * i + 1;
+		if (2 * i + 2 < n)
+			front[nfront++] = 2 * i + 2;
+	}
+	/* in timeline order, as the stable sort of every look-ahead had */
+	nd_sort(pick, npick, sizeof *pick, dcp_idx_cmp, NULL);
+	tmp_reset(g);
+	for (size_t k = 0; k < npick; k++)
+		tmp_add(g, pick[k]->la, 0, pick[k]->nla);
+	if (g->ntmp == 0)
 		return;
 	nd_sort(g->tmp, g->ntmp, sizeof *g->tmp, op_cmp, NULL);
 	emit(g, a, b, -1, dev, before, g->tmp, g->ntmp);
 }
 
 /* Device level: a sweep over the busy stretches of the device's timelines
- * by start; where the next one starts after every earlier one ended, the
- * device is idle. */
+ * (tls[ids[0..nids)]) by start; where the next one starts after every
+ * earlier one ended, the device is idle.  The timelines wait in a heap by
+ * their next stretch; `before` follows the op with the latest end so far
+ * (the later start on ties, then the later timeline). */
 static void
-finish_device(nd_gaps *g, uint32_t dev, int host)
+finish_device(nd_gaps *g, uint32_t dev, const uint32_t *ids, size_t nids)
 {
-	struct dcur *dc = NULL;
-	size_t n = 0, cap = 0;
+	struct dcur *dc, **h;
+	const struct op *before = NULL;
+	uint32_t bidx = 0;
+	size_t n = 0;
 	int started = 0;
 	int64_t hi = 0;
 
-	for (size_t i = 0; i < g->ntls; i++) {
-		struct tl *t = &g->tls[i];
-
-		if (t->dev != dev || t->host != host || !t->started)
-			continue;
-		if (n == cap)
-			nd_grow(&dc, &cap, n + 1, sizeof *dc);
-		dcur_init(g, &dc[n++], t);
+	if (nids == 0)
+		return;
+	dc = nd_xmalloc(nids * sizeof *dc);
+	h = nd_xmalloc(nids * sizeof *h);
+	for (size_t i = 0; i < nids; i++) {
+		dcur_init(g, &dc[n], &g->tls[ids[i]], (uint32_t)n);
+		h[n] = &dc[n];
+		n++;
 	}
-	for (;;) {
-		struct dcur *m = NULL;
+	for (size_t i = n / 2; i-- > 0;)
+		dheap_down(h, n, i);
+	while (n > 0) {
+		struct dcur *m = h[0];
+		const struct op *bop;
+		int64_t ne = m->ne;
 
-		for (size_t i = 0; i < n; i++)
-			if (dc[i].state != DC_DONE &&
-			    (m == NULL || dc[i].ns < m->ns))
-				m = &dc[i];
-		if (m == NULL)
-			break;
 		if (started && m->ns > hi && m->ns - hi >= g->thr) {
-			device_gap(g, dev, dc, n, hi, m->ns);
+			device_gap(g, dev, h, n, hi, m->ns, before);
 			if (g->nout >= DELIVER_AT)
 				deliver(g, 0);
 		}
-		if (!started || m->ne > hi)
-			hi = m->ne;
-		started = 1;
 		dcur_consume(g, m);
+		bop = m->state == DC_DONE ? &m->t->bop : &m->pend.before;
+		if (!started || ne > hi) {
+			hi = ne;
+			before = bop;
+			bidx = m->idx;
+		} else if (ne == hi && (bop->ts > before->ts ||
+		    (bop->ts == before->ts && m->idx > bidx))) {
+			before = bop;
+			bidx = m->idx;
+		}
+		started = 1;
+		if (m->state == DC_DONE)
+			h[0] = h[--n];
+		dheap_down(h, n, 0);
 	}
+	free(h);
 	free(dc);
 }
 
@@ -1071,10 +1158,28 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 			if (g->tls[i].host == host)
 				finish_timeline(g, &g->tls[i], (int)i);
 	} else {
+		/* the timelines of each device, grouped in one pass */
 		uint32_t ndev = nd_intern_count(g->devkeys);
+		size_t *at = nd_xcalloc((size_t)ndev + 1, sizeof *at);
+		uint32_t *ids = nd_xmalloc((g->ntls ? g->ntls : 1) *
+		    sizeof *ids);
 
+		for (size_t i = 0; i < g->ntls; i++)
+			if (g->tls[i].host == host && g->tls[i].started)
+				at[g->tls[i].dev + 1]++;
 		for (uint32_t d = 0; d < ndev; d++)
-			finish_device(g, d, host);
+			at[d + 1] += at[d];
+		for (size_t i = 0; i < g->ntls; i++)
+			if (g->tls[i].host == host && g->tls[i].started)
+				ids[at[g->tls[i].dev]++] = (uint32_t)i;
+		/* at[d] is now the end of device d's ids */
+		for (uint32_t d = 0; d < ndev; d++) {
+			size_t lo = d > 0 ? at[d - 1] : 0;
+
+			finish_device(g, d, ids + lo, at[d] - lo);
+		}
+		free(ids);
+		free(at);
 	}
 	if (g->o.host_context > 0)
 		host_context(g);

@@ -101,11 +101,17 @@ struct mpeak {
 
 /* A row of a rolled-up table. */
 struct trow {
-	const char *key;
+	const char *key;	/* regions: NULL unless shown (reg_paths) */
 	uint64_t count;
 	int64_t self, total, max;
 	int depth;
 	int64_t excl;
+	/* regions: a node of the scope tree, (parent, segment) -> id, so
+	 * that a scope of N segments costs N nodes, not N paths */
+	uint32_t id, parent;	/* parent UINT32_MAX at the top */
+	const char *seg;
+	size_t seglen, plen;	/* plen: length of the whole path */
+	size_t rank;		/* in tree order, siblings by segment */
 };
 
 struct finding {
@@ -126,6 +132,7 @@ struct nd_report {
 	nd_intern *names;	/* strings referenced by id */
 	struct cnt *skipped;
 	size_t nskipped, capskipped;
+	nd_map64 *skipped_ix;	/* name id -> index in skipped */
 	char **warn;
 	size_t nwarn, capwarn;
 
@@ -137,6 +144,7 @@ struct nd_report {
 	size_t ndrec, capdrec;
 	struct rdev *devs;
 	size_t ndevs, capdevs;
+	nd_intern *devids;	/* (source, key) -> index in devs */
 	int marker;
 	uint64_t src_spans;
 
@@ -206,6 +214,10 @@ struct nd_report {
 	nd_intern *k_ops, *k_fams, *k_colls, *k_regs;
 	struct trow *ops, *fams, *colls, *regs;
 	size_t nops, nfams, ncolls, nregs;
+	uint32_t *reg_pos;	/* region id -> index in regs (sorted) */
+	size_t capregs;
+	char **reg_own;		/* the paths of the regions shown */
+	size_t nreg_own;
 	int64_t self_total, coll_total;
 	uint64_t ops_spans;
 	int fallback;
@@ -258,6 +270,8 @@ nd_report_new(const nd_report_opts *o)
 		r->thr[i] = rules[i].def;
 	r->cur = -1;
 	r->names = nd_intern_new();
+	r->devids = nd_intern_new();
+	r->skipped_ix = nd_map64_new();
 	memset(&so, 0, sizeof so);
 	so.re = o->re;
 	r->st_src = nd_steps_new(&so);
@@ -330,16 +344,30 @@ name_of(const nd_report *r, uint32_t id)
 	return nd_intern_str(r->names, id, NULL);
 }
 
+/* ix (may be NULL: a table of a few rows) finds the row of an id without
+ * a scan. */
 static void
-cnt_add(struct cnt **a, size_t *n, size_t *cap, uint32_t id, uint64_t k,
-    int64_t ns)
+cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix, uint32_t id,
+    uint64_t k, int64_t ns)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*a)[i].id == id) {
-			(*a)[i].n += k;
-			(*a)[i].ns += ns;
+	if (ix != NULL) {
+		int isnew;
+		uint64_t *v = nd_map64_put(ix, id, &isnew);
+
+		if (isnew)
+			*v = *n;
+		else {
+			(*a)[*v].n += k;
+			(*a)[*v].ns += ns;
 			return;
 		}
+	} else
+		for (size_t i = 0; i < *n; i++)
+			if ((*a)[i].id == id) {
+				(*a)[i].n += k;
+				(*a)[i].ns += ns;
+				return;
+			}
 	nd_grow(a, cap, *n + 1, sizeof **a);
 	(*a)[*n].id = id;
 	(*a)[*n].n = k;
@@ -399,7 +427,7 @@ gap_cb(void *ctx, const nd_gap *g)
 			snprintf(lab, sizeof lab, "source %u %s", r->cursrc, d);
 		r->gap_max_dev = name_id(r, lab);
 	}
-	cnt_add(&r->causes, &r->ncauses, &r->capcauses,
+	cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
 	    name_id(r, g->cause ? g->cause : "other"), 1, g->dur);
 	pid = name_id(r, g->payload.name ? g->payload.name : "?");
 	if (pid >= r->cappay) {
@@ -452,10 +480,11 @@ finish_source(nd_report *r)
 		    nd_steps_device(r->st_dev, st[i].dev, NULL, NULL) : "host";
 		uint32_t d;
 
-		for (d = 0; d < r->ndevs; d++)
-			if (r->devs[d].source == r->cursrc &&
-			    strcmp(r->devs[d].key, key) == 0)
-				break;
+		/* by a table, not a scan: many devices with many steps */
+		nd_buf_reset(&r->key);
+		nd_buf_add(&r->key, &r->cursrc, sizeof r->cursrc);
+		nd_buf_adds(&r->key, key);
+		d = nd_intern_id(r->devids, r->key.p, r->key.len);
 		if (d == r->ndevs) {
 			nd_grow(&r->devs, &r->capdevs, r->ndevs + 1,
 			    sizeof *r->devs);
@@ -531,7 +560,8 @@ read_end(nd_report *r, struct rsrc *s, const nd_event *ev)
 				s->skipped += (uint64_t)x;
 			if (nd_json_int(&val, &x) == 0 && x > 0)
 				cnt_add(&r->skipped, &r->nskipped,
-				    &r->capskipped, name_id(r, key),
+				    &r->capskipped, r->skipped_ix,
+				    name_id(r, key),
 				    (uint64_t)x, 0);
 			free(key);
 		}
@@ -877,9 +907,20 @@ rollup(nd_report *r, nd_intern *keys, struct trow **rows, size_t *nrows,
 	uint32_t id = nd_intern_id(keys, key, klen);
 
 	if (id >= *nrows) {
-		size_t cap = *nrows;
+		size_t cap = *nrows, have = 0;
 
-		*rows = nd_xrealloc(*rows, ((size_t)id + 1) * sizeof **rows);
+		/* the array holds a power of two (at least 16) of rows: grow
+		 * by doubling, not by one row per new key (a copy each) */
+		if (cap > 0)
+			for (have = 16; have < cap; have <<= 1)
+				;
+		if ((size_t)id + 1 > have) {
+			size_t nc = have > 0 ? have : 16;
+
+			while (nc < (size_t)id + 1)
+				nc <<= 1;
+			*rows = nd_xrealloc(*rows, nc * sizeof **rows);
+		}
 		memset(*rows + cap, 0, ((size_t)id + 1 - cap) * sizeof **rows);
 		*nrows = (size_t)id + 1;
 		(*rows)[id].key = nd_intern_str(keys, id, NULL);
@@ -896,6 +937,151 @@ row_add(struct trow *t, const nd_agg_row *row)
 	t->total += row->total_ns;
 	if (row->count > 0 && row->hist.max > t->max)
 		t->max = row->hist.max;
+}
+
+static size_t cut(const nd_report *r, size_t n);
+
+/* The path of region t (after reg_order), built from the end. */
+static void
+reg_path(const nd_report *r, const struct trow *t, nd_buf *p)
+{
+	size_t pos = t->plen;
+
+	nd_buf_reset(p);
+	nd_buf_reserve(p, t->plen + 1);
+	p->len = t->plen;
+	p->p[p->len] = '\0';
+	for (;;) {
+		pos -= t->seglen;
+		if (t->seglen > 0)
+			memcpy(p->p + pos, t->seg, t->seglen);
+		if (t->parent == UINT32_MAX)
+			break;
+		p->p[--pos] = '/';
+		t = &r->regs[r->reg_pos[t->parent]];
+	}
+}
+
+/* The region below `parent` (UINT32_MAX: a top one) named seg. */
+static struct trow *
+reg_node(nd_report *r, uint32_t parent, const char *seg, size_t n)
+{
+	nd_buf *k = &r->key;
+	uint32_t id;
+	struct trow *t;
+
+	nd_buf_reset(k);
+	nd_buf_add(k, &parent, sizeof parent);
+	nd_buf_add(k, seg, n);
+	id = nd_intern_id(r->k_regs, k->p, k->len);
+	if (id < r->nregs)
+		return &r->regs[id];
+	nd_grow(&r->regs, &r->capregs, (size_t)id + 1, sizeof *r->regs);
+	t = &r->regs[id];
+	memset(t, 0, sizeof *t);
+	r->nregs = (size_t)id + 1;
+	t->id = id;
+	t->parent = parent;
+	t->seg = nd_intern_str(r->k_regs, id, NULL) + sizeof parent;
+	t->seglen = n;
+	if (parent == UINT32_MAX) {
+		t->depth = 1;
+		t->plen = n;
+	} else {
+		t->depth = r->regs[parent].depth + 1;
+		t->plen = r->regs[parent].plen + 1 + n;
+	}
+	return t;
+}
+
+static int
+seg_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct trow *x = (const struct trow *)ctx + *(const uint32_t *)a;
+	const struct trow *y = (const struct trow *)ctx + *(const uint32_t *)b;
+	int c = memcmp(x->seg, y->seg, x->seglen < y->seglen ? x->seglen :
+	    y->seglen);
+
+	if (c != 0)
+		return c;
+	return (x->seglen > y->seglen) - (x->seglen < y->seglen);
+}
+
+/* The regions' order: inclusive time, count (both descending), then the
+ * shorter path, then tree order (parents first, siblings by segment).
+ * Comparing ranks instead of paths keeps a deep scope from costing a
+ * path comparison per pair. */
+static int
+reg_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct trow *x = a, *y = b;
+
+	(void)ctx;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->plen != y->plen)
+		return x->plen < y->plen ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Rank the regions in tree order, sort them, and give the ones shown
+ * their path. */
+static void
+reg_order(nd_report *r)
+{
+	size_t n = r->nregs, *at, m;
+	uint32_t *kids, *st;
+	size_t nst = 0, rank = 0;
+	nd_buf p = ND_BUF_INIT;
+
+	if (n == 0)
+		return;
+	/* children of each node (n: the top), by counting */
+	at = nd_xcalloc(n + 2, sizeof *at);
+	kids = nd_xmalloc(n * sizeof *kids);
+	for (size_t i = 0; i < n; i++)
+		at[(r->regs[i].parent == UINT32_MAX ? n :
+		    r->regs[i].parent) + 1]++;
+	for (size_t i = 0; i <= n; i++)
+		at[i + 1] += at[i];
+	for (size_t i = 0; i < n; i++)
+		kids[at[r->regs[i].parent == UINT32_MAX ? n :
+		    r->regs[i].parent]++] = (uint32_t)i;
+	/* at[i] is now the end of node i's children */
+	for (size_t i = 0; i <= n; i++) {
+		size_t lo = i > 0 ? at[i - 1] : 0;
+
+		nd_sort(kids + lo, at[i] - lo, sizeof *kids, seg_cmp, r->regs);
+	}
+	st = nd_xmalloc(n * sizeof *st);
+	for (size_t i = at[n]; i-- > (n > 0 ? at[n - 1] : 0);)
+		st[nst++] = kids[i];
+	while (nst > 0) {
+		uint32_t id = st[--nst];
+		size_t lo = id > 0 ? at[id - 1] : 0;
+
+		r->regs[id].rank = rank++;
+		for (size_t i = at[id]; i-- > lo;)
+			st[nst++] = kids[i];
+	}
+	free(st);
+	free(kids);
+	free(at);
+	nd_sort(r->regs, n, sizeof *r->regs, reg_cmp, NULL);
+	r->reg_pos = nd_xmalloc(n * sizeof *r->reg_pos);
+	for (size_t i = 0; i < n; i++)
+		r->reg_pos[r->regs[i].id] = (uint32_t)i;
+	m = cut(r, n);
+	r->reg_own = nd_xcalloc(m ? m : 1, sizeof *r->reg_own);
+	for (size_t i = 0; i < m; i++) {
+		reg_path(r, &r->regs[i], &p);
+		r->reg_own[i] = nd_xstrndup(p.p ? p.p : "", p.len);
+		r->regs[i].key = r->reg_own[i];
+	}
+	r->nreg_own = m;
+	nd_buf_free(&p);
 }
 
 static void
@@ -940,14 +1126,15 @@ model_tables(nd_report *r)
 		}
 		s = leaf_field(k, kn, F_SCOPE, &len);
 		if (s != NULL && len > 0) {
-			int depth = 1;
+			uint32_t cur = UINT32_MAX;
+			size_t a = 0;
 
 			for (size_t j = 0; j <= len; j++) {
 				if (j < len && s[j] != '/')
 					continue;
-				t = rollup(r, r->k_regs, &r->regs, &r->nregs, s,
-				    j);
-				t->depth = depth++;
+				t = reg_node(r, cur, s + a, j - a);
+				cur = t->id;
+				a = j + 1;
 				t->count += row->count;
 				t->self += row->self_ns;	/* inclusive */
 				if (j == len)
@@ -961,10 +1148,10 @@ model_tables(nd_report *r)
 		nd_sort(r->ops, r->nops, sizeof *r->ops, trow_cmp, k);
 		nd_sort(r->fams, r->nfams, sizeof *r->fams, trow_cmp, k);
 		nd_sort(r->colls, r->ncolls, sizeof *r->colls, trow_cmp, k);
-		nd_sort(r->regs, r->nregs, sizeof *r->regs, trow_cmp, k);
 		nd_buf_free(&k[0]);
 		nd_buf_free(&k[1]);
 	}
+	reg_order(r);
 }
 
 static void
@@ -1244,6 +1431,8 @@ nd_report_free(nd_report *r)
 	for (size_t i = 0; i < r->ndevs; i++)
 		free(r->devs[i].key);
 	free(r->devs);
+	nd_intern_free(r->devids);
+	nd_map64_free(r->skipped_ix);
 	free(r->srec);
 	free(r->drec);
 	nd_steps_free(r->st_src);
@@ -1277,6 +1466,10 @@ nd_report_free(nd_report *r)
 	free(r->fams);
 	free(r->colls);
 	free(r->regs);
+	free(r->reg_pos);
+	for (size_t i = 0; i < r->nreg_own; i++)
+		free(r->reg_own[i]);
+	free(r->reg_own);
 	for (size_t i = 0; i < r->nfnd; i++) {
 		free(r->fnd[i].statement);
 		free(r->fnd[i].evidence);
@@ -2729,90 +2922,75 @@ svg_breakdown(nd_report *r, nd_buf *b)
 	    "steps</figcaption></figure>\n");
 }
 
-static int
-reg_path_cmp(const void *a, const void *b, void *ctx)
-{
-	(void)ctx;
-	return strcmp((*(const struct trow *const *)a)->key,
-	    (*(const struct trow *const *)b)->key);
-}
-
-/* An icicle of the named-scope tree: depth down, inclusive time across. */
+/* An icicle of the named-scope tree: depth down, inclusive time across.
+ * Regions come in tree order (parents first, siblings by segment). */
 static void
 svg_regions(nd_report *r, nd_buf *b)
 {
 	double w = 720, rowh = 22;
 	int maxd = 0;
-	struct trow **v;
+	size_t *ord;
 	double *x0, *next;
-	nd_intern *ix;
+	nd_buf path = ND_BUF_INIT;
 
 	if (r->nregs == 0 || r->self_total <= 0)
 		return;
-	v = nd_xmalloc(r->nregs * sizeof *v);
+	ord = nd_xmalloc(r->nregs * sizeof *ord);
 	x0 = nd_xcalloc(r->nregs, sizeof *x0);
 	next = nd_xcalloc(r->nregs, sizeof *next);
 	for (size_t i = 0; i < r->nregs; i++) {
-		v[i] = &r->regs[i];
-		if (v[i]->depth > maxd)
-			maxd = v[i]->depth;
+		ord[r->regs[i].rank] = i;
+		if (r->regs[i].depth > maxd)
+			maxd = r->regs[i].depth;
 	}
 	if (maxd > 6)
 		maxd = 6;
-	nd_sort(v, r->nregs, sizeof *v, reg_path_cmp, NULL);
-	ix = nd_intern_new();
 	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"regions"
 	    "\"><rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n", w,
 	    rowh * maxd + 4);
-	/* parents sort before their children; siblings follow each other
-	 * in path order */
 	{
 		double rootx = 0;
 
-		for (size_t i = 0; i < r->nregs; i++) {
-			const char *k = v[i]->key, *sl = strrchr(k, '/');
-			uint32_t id = nd_intern_id(ix, k, strlen(k));
-			double pw = w * (double)v[i]->self /
+		for (size_t k = 0; k < r->nregs; k++) {
+			const struct trow *t = &r->regs[ord[k]];
+			uint32_t id = t->id;
+			double pw = w * (double)t->self /
 			    (double)r->self_total;
 
-			if (sl == NULL) {
+			if (t->parent == UINT32_MAX) {
 				x0[id] = rootx;
 				rootx += pw;
 			} else {
-				uint32_t p = nd_intern_find(ix, k,
-				    (size_t)(sl - k));
-
-				if (p == UINT32_MAX)
-					continue;
-				x0[id] = x0[p] + next[p];
-				next[p] += pw;
+				x0[id] = x0[t->parent] + next[t->parent];
+				next[t->parent] += pw;
 			}
-			if (v[i]->depth > maxd || pw < 0.5)
+			if (t->depth > maxd || pw < 0.5)
 				continue;
+			reg_path(r, t, &path);
 			nd_buf_addf(b, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
 			    "height=\"%.0f\" fill=\"%s\" stroke=\"#fff\">"
-			    "<title>", x0[id], rowh * (v[i]->depth - 1), pw,
-			    rowh - 2, cat_color[(v[i]->depth - 1) % 2 ? 0 : 2]);
-			h_esc_inline(b, k, strlen(k));
+			    "<title>", x0[id], rowh * (t->depth - 1), pw,
+			    rowh - 2, cat_color[(t->depth - 1) % 2 ? 0 : 2]);
+			h_esc_inline(b, path.p, path.len);
 			nd_buf_addf(b, ": %.3f ms</title></rect>\n",
-			    (double)v[i]->self / 1e6);
+			    (double)t->self / 1e6);
 			if (pw > 60) {
-				const char *nm = sl ? sl + 1 : k;
-				size_t n = strlen(nm), fit = (size_t)(pw / 7);
+				size_t fit = (size_t)(pw / 7);
 
 				nd_buf_addf(b, "<text x=\"%.2f\" y=\"%.0f\" "
 				    "font-size=\"11\" fill=\"#fff\">", x0[id] + 3,
-				    rowh * (v[i]->depth - 1) + 14);
-				h_esc_inline(b, nm, n < fit ? n : fit);
+				    rowh * (t->depth - 1) + 14);
+				h_esc_inline(b, t->seg, t->seglen < fit ?
+				    t->seglen : fit);
 				nd_buf_adds(b, "</text>\n");
 			}
 		}
 	}
 	nd_buf_adds(b, "</svg><figcaption>Regions: the named-scope tree, "
 	    "width = inclusive exclusive-time</figcaption></figure>\n");
-	nd_intern_free(ix);
-	free(v);
+	nd_buf_free(&path);
+	free(ord);
 	free(x0);
 	free(next);
 }

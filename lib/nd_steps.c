@@ -1603,8 +1603,9 @@ nd_rank_steps(const nd_rank_win *w, size_t n, nd_rank_fn *fn, void *ctx)
 			int64_t o = abs ? w[k].origin : 0;
 
 			rs[k - i].rank = w[k].rank;
-			rs[k - i].start = o + w[k].ts;
-			rs[k - i].end = o + w[k].ts + w[k].dur;
+			/* origin_ns may be any int64 (ndtrace(7)) */
+			rs[k - i].start = nd_add_sat(o, w[k].ts);
+			rs[k - i].end = nd_add_sat(rs[k - i].start, w[k].dur);
 			rs[k - i].wait = w[k].wait;
 		}
 		nd_step_straggler(rs, j - i, abs, &sg);

@@ -467,7 +467,6 @@ E
 
 @test "a real profile: a named op's neighbours, cross-checked with python" {
 	need_fixtures
-	[ -x "$ND_BIN/xplane2ndjson" ] || skip "xplane2ndjson is not built yet"
 	"$ND_BIN/xplane2ndjson" "$FIXTURES/xplane/tpu_inference_4core.xplane.pb" > "$T/tpu.ndjson"
 	# an op of an XLA Ops line whose name occurs once in the profile
 	op=$(jq -r 'select(.type=="span") | [.name, .thread] | @tsv' "$T/tpu.ndjson" |
@@ -507,17 +506,14 @@ PY
 	run "$PY" "$TOOLS/context_check.py" --table $o all-reduce "$T/tpu.ndjson" "$T/o.txt"
 	assert_output "ok: 5 matches"
 	# the neighbourhood converts for Perfetto: the same spans
-	if [ -x "$ND_BIN/ndjson2chrome" ]; then
-		n=$(grep -c '"type":"span"' "$T/ctx.ndjson")
-		runp "ndjson2chrome '$T/ctx.ndjson' | jq '.traceEvents | map(select(.ph == \"X\")) | length'"
-		assert_success
-		assert_output "$n"
-	fi
+	n=$(grep -c '"type":"span"' "$T/ctx.ndjson")
+	runp "ndjson2chrome '$T/ctx.ndjson' | jq '.traceEvents | map(select(.ph == \"X\")) | length'"
+	assert_success
+	assert_output "$n"
 }
 
 @test "a PyTorch trace: contexts on nested host threads and GPU streams match the oracle" {
 	need_fixtures
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "chrome2ndjson is not built yet"
 	"$ND_BIN/chrome2ndjson" "$FIXTURES/chrome/hta_alexnet.json.gz" > "$T/a.ndjson"
 	for o in "-C 2" "-B 3 -A 1 --overlapping"; do
 		for p in "aten::to" "--regex ^cuda(Launch|Memcpy)"; do
