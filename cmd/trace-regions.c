@@ -11,6 +11,7 @@
 #include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_stream.h"
 #include "nd_util.h"
 
@@ -20,7 +21,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-regions [-hV] [--depth N] [--min-share fraction] [--prune] [--by-device] [--ops] [--timelines which] [--overrun rule] [--unordered] [--tree | --folded | --partial] [--merge] [-o file] [file ...]\n"
+"usage: trace-regions [-huV] [--depth N] [--min-share fraction] [--prune] [--by-device] [--ops] [--timelines which] [--overrun rule] [--tree | --folded | --partial] [--merge] [-o file] [file ...]\n"
 "      --depth N        show regions down to depth N; deeper time goes to\n"
 "                       the region at depth N\n"
 "      --min-share fraction  fold regions under this fraction of the total\n"
@@ -32,7 +33,7 @@ static const char usage_text[] =
 "                       host or all\n"
 "      --overrun rule   clip (default) a child ending after its parent, or\n"
 "                       reparent it as PyTorch's key_averages() does\n"
-"      --unordered      buffer every timeline (input in any order, on a pipe)\n"
+"  -u, --unordered      buffer every timeline (input in any order, on a pipe)\n"
 "      --tree           an indented tree with '#' bars\n"
 "      --folded         folded stacks 'a;b;c NS' for flamegraph.pl\n"
 "      --partial        partial results for --merge\n"
@@ -65,13 +66,10 @@ struct node {
 /* A region as shown, after --depth, --min-share and --prune. */
 struct view {
 	char *name;		/* "a/b" after --prune */
-	char *path;
 	struct view **kids;
-	size_t nkids;
+	size_t nkids, capkids;
 	uint64_t self_count, count, overrun;
 	int64_t excl, incl;
-	char **frames;		/* path segments, for --folded */
-	size_t nframes;
 };
 
 struct regions {
@@ -86,7 +84,6 @@ struct regions {
 	char *rule;
 	int fallback, nheaders, nfallback;
 	uint32_t sources;
-	nd_stream *st;
 	/* tree */
 	nd_intern *ids;
 	struct node *nodes;
@@ -217,30 +214,24 @@ merge_group(struct regions *r, nd_stream *st, const nd_event *ev)
 	row->overrun += (uint64_t)nd_stream_need_int(st, ev, "overrun");
 }
 
+/* One record of a partial whose framing checked out (nd_partial). */
+static void
+merge_record(void *ctx, nd_stream *st, const nd_event *ev)
+{
+	struct regions *r = ctx;
+
+	if (nd_str_eq(ev->type_name, "region_partial"))
+		merge_header(r, st, ev);
+	else
+		merge_group(r, st, ev);
+}
+
 static void
 read_partials(struct regions *r, char **paths, int n)
 {
-	nd_stream *st = nd_stream_open(paths, n);
-	nd_event ev;
+	static const char *const body[] = { "region_group" };
 
-	/* kept in the struct: reachable for the leak checker if we die */
-	r->st = st;
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev)) {
-		if (nd_str_eq(ev.type_name, "region_partial"))
-			merge_header(r, st, &ev);
-		else if (nd_str_eq(ev.type_name, "region_group"))
-			merge_group(r, st, &ev);
-		else if (ev.type != ND_EV_META && ev.type != ND_EV_END)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: --merge reads the output "
-			    "of trace-regions --partial, not %.*s records",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
-			    (int)ev.type_name.n, ev.type_name.p);
-	}
-	nd_stream_close(st);
-	r->st = NULL;
-	nd_event_free(&ev);
+	nd_partial_read(paths, n, "region_partial", body, 1, merge_record, r);
 	if (r->nheaders == 0)
 		nd_die(ND_EXIT_ERROR, "--merge: no region_partial header in "
 		    "the input");
@@ -388,123 +379,167 @@ view_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Views form a tree as deep as the deepest scope (one region per
+ * segment): every walk over it below keeps its own stack instead of
+ * recursing, and a view stores only its name -- the path and the frames
+ * of a region are built while walking, so memory stays linear in the
+ * segments of the input. */
 static struct view *
-view_new(const char *name, const char *path, char **frames, size_t nf)
+view_new(const char *name)
 {
 	struct view *v = nd_xcalloc(1, sizeof *v);
 
 	v->name = nd_xstrdup(name);
-	v->path = nd_xstrdup(path);
-	v->frames = nd_xcalloc(nf > 0 ? nf : 1, sizeof *v->frames);
-	for (size_t i = 0; i < nf; i++)
-		v->frames[i] = nd_xstrdup(frames[i]);
-	v->nframes = nf;
 	return v;
 }
 
+/* A growing stack of pointers for the walks. */
+struct vstack {
+	void **p;
+	size_t n, cap;
+};
+
 static void
-view_free(struct view *v)
+vs_push(struct vstack *s, void *x)
 {
-	for (size_t i = 0; i < v->nkids; i++)
-		view_free(v->kids[i]);
-	for (size_t i = 0; i < v->nframes; i++)
-		free(v->frames[i]);
-	free(v->frames);
-	free(v->kids);
-	free(v->name);
-	free(v->path);
-	free(v);
+	nd_grow(&s->p, &s->cap, s->n + 1, sizeof *s->p);
+	s->p[s->n++] = x;
+}
+
+static void
+view_free(struct view *top)
+{
+	struct vstack s = { NULL, 0, 0 };
+
+	vs_push(&s, top);
+	while (s.n > 0) {
+		struct view *v = s.p[--s.n];
+
+		for (size_t i = 0; i < v->nkids; i++)
+			vs_push(&s, v->kids[i]);
+		free(v->kids);
+		free(v->name);
+		free(v);
+	}
+	free(s.p);
 }
 
 static void
 view_add_kid(struct view *p, struct view *k)
 {
-	p->kids = nd_xrealloc(p->kids, (p->nkids + 1) * sizeof *p->kids);
+	nd_grow(&p->kids, &p->capkids, p->nkids + 1, sizeof *p->kids);
 	p->kids[p->nkids++] = k;
 }
 
+/* A node to turn into a view below `parent` (make_view's work list). */
+struct mv {
+	uint32_t id;
+	struct view *parent;
+};
+
 /* Add node id (and its subtree) to the view as children of parent, folding
  * what --depth and --min-share hide into the region shown above it (or,
- * for a top-level region, into `other`). */
+ * for a top-level region, into `other`).  Children are taken in sorted
+ * order: they are pushed in reverse. */
 static void
-make_view(struct regions *r, uint32_t id, struct view *parent,
-    struct view *other, char **frames, size_t nf)
+make_view(struct regions *r, uint32_t top, struct view *parent,
+    struct view *other)
 {
-	struct node *nd = &r->nodes[id];
-	double share = r->total > 0 ? (double)nd->incl / (double)r->total : 0;
-	struct view *v;
-	nd_buf path = ND_BUF_INIT;
-	int leaf = r->depth > 0 && nd->depth >= r->depth;
+	struct mv *st = NULL;
+	size_t n = 0, cap = 0;
 
-	if (share < r->min_share) {
-		struct view *into = nd->depth == 1 ? other : parent;
+	nd_grow(&st, &cap, 1, sizeof *st);
+	st[n].id = top;
+	st[n++].parent = parent;
+	while (n > 0) {
+		struct mv it = st[--n];
+		struct node *nd = &r->nodes[it.id];
+		double share = r->total > 0 ? (double)nd->incl /
+		    (double)r->total : 0;
+		struct view *v;
 
-		into->excl += nd->incl;
-		into->self_count += nd->count;
-		into->overrun += nd->overrun_incl;
-		if (into == other) {
-			into->incl += nd->incl;
-			into->count += nd->count;
+		if (share < r->min_share) {
+			struct view *into = nd->depth == 1 ? other : it.parent;
+
+			into->excl += nd->incl;
+			into->self_count += nd->count;
+			into->overrun += nd->overrun_incl;
+			if (into == other) {
+				into->incl += nd->incl;
+				into->count += nd->count;
+			}
+			continue;
 		}
-		return;
+		v = view_new(nd->name);
+		v->incl = nd->incl;
+		v->count = nd->count;
+		v->excl = nd->excl;
+		v->self_count = nd->self_count;
+		v->overrun = nd->overrun;
+		view_add_kid(it.parent, v);
+		if (r->depth > 0 && nd->depth >= r->depth) {
+			/* --depth: the whole subtree is this region's own
+			 * time */
+			v->excl = nd->incl;
+			v->self_count = nd->count;
+			v->overrun = nd->overrun_incl;
+			continue;
+		}
+		if (nd->nkids > 1)
+			qsort(nd->kids, nd->nkids, sizeof *nd->kids, node_cmp);
+		nd_grow(&st, &cap, n + nd->nkids, sizeof *st);
+		for (size_t i = nd->nkids; i-- > 0;) {
+			st[n].id = nd->kids[i];
+			st[n++].parent = v;
+		}
 	}
-	for (size_t i = 0; i < nf; i++) {
-		if (i > 0)
-			nd_buf_addc(&path, '/');
-		nd_buf_adds(&path, frames[i]);
-	}
-	if (nf > 0)
-		nd_buf_addc(&path, '/');
-	nd_buf_adds(&path, nd->name);
-	frames[nf] = nd->name;
-	v = view_new(nd->name, path.p, frames, nf + 1);
-	nd_buf_free(&path);
-	v->incl = nd->incl;
-	v->count = nd->count;
-	v->excl = nd->excl;
-	v->self_count = nd->self_count;
-	v->overrun = nd->overrun;
-	view_add_kid(parent, v);
-	if (leaf) {
-		/* --depth: the whole subtree is this region's own time */
-		v->excl = nd->incl;
-		v->self_count = nd->count;
-		v->overrun = nd->overrun_incl;
-		return;
-	}
-	if (nd->nkids > 1)
-		qsort(nd->kids, nd->nkids, sizeof *nd->kids, node_cmp);
-	for (size_t i = 0; i < nd->nkids; i++)
-		make_view(r, nd->kids[i], v, other, frames, nf + 1);
+	free(st);
 }
 
 /* --prune: merge a region into its only child when it has no time of its
- * own. */
+ * own.  A chain of such regions is merged at once (its names joined
+ * once, not once per link). */
 static void
-prune(struct view *v)
+prune(struct view *top)
 {
-	for (size_t i = 0; i < v->nkids; i++) {
-		struct view *k = v->kids[i];
+	struct vstack s = { NULL, 0, 0 };
+	nd_buf nm = ND_BUF_INIT;
 
-		while (k->nkids == 1 && k->excl == 0) {
-			struct view *c = k->kids[0];
-			nd_buf nm = ND_BUF_INIT;
+	vs_push(&s, top);
+	while (s.n > 0) {
+		struct view *v = s.p[--s.n];
 
+		for (size_t i = 0; i < v->nkids; i++) {
+			struct view *k = v->kids[i], *c;
+			uint64_t self_count = 0, overrun = 0, count = k->count;
+
+			if (k->nkids != 1 || k->excl != 0) {
+				vs_push(&s, k);
+				continue;
+			}
+			nd_buf_reset(&nm);
+			while (k->nkids == 1 && k->excl == 0) {
+				c = k->kids[0];
+				nd_buf_adds(&nm, k->name);
+				nd_buf_addc(&nm, '/');
+				self_count += k->self_count;
+				overrun += k->overrun;
+				k->nkids = 0;
+				view_free(k);
+				k = c;
+			}
 			nd_buf_adds(&nm, k->name);
-			nd_buf_addc(&nm, '/');
-			nd_buf_adds(&nm, c->name);
-			free(c->name);
-			c->name = nd_xstrndup(nm.p, nm.len);
-			nd_buf_free(&nm);
-			c->self_count += k->self_count;
-			c->count = k->count;
-			c->overrun += k->overrun;
-			k->nkids = 0;
-			view_free(k);
-			v->kids[i] = k = c;
+			free(k->name);
+			k->name = nd_xstrndup(nm.p, nm.len);
+			k->self_count += self_count;
+			k->count = count;
+			k->overrun += overrun;
+			v->kids[i] = k;
+			vs_push(&s, k);
 		}
-		prune(k);
 	}
+	nd_buf_free(&nm);
+	free(s.p);
 }
 
 /* ---- output ---- */
@@ -515,6 +550,11 @@ struct outctx {
 	const char *device;	/* --by-device */
 	int64_t root_incl;
 	size_t namew;
+	/* the walk: the views from depth 1 down to the current one, and the
+	 * length of the path at each depth */
+	const struct view **anc;
+	size_t *plen, capanc, capplen;
+	nd_buf path;
 };
 
 static void
@@ -528,7 +568,8 @@ emit_json(struct outctx *c, const struct view *v, int depth)
 	nd_jw_kcstr(&w, "type", "region");
 	if (c->device != NULL)
 		nd_jw_kcstr(&w, "device", c->device);
-	nd_jw_kcstr(&w, "path", v->path);
+	nd_jw_kstr(&w, "path", c->path.p != NULL ? c->path.p : "",
+	    c->path.len);
 	nd_jw_kcstr(&w, "name", v->name);
 	nd_jw_kint(&w, "depth", depth);
 	nd_jw_kuint(&w, "count", v->count);
@@ -546,26 +587,46 @@ emit_json(struct outctx *c, const struct view *v, int depth)
 }
 
 #define BARW 40
+/* --tree stays linear in the regions however deep the tree: indentation
+ * stops at TREE_LEVELS levels (deeper names start with their level in
+ * brackets) and the bars at column TREE_BARCOL (a longer name gets two
+ * spaces). */
+#define TREE_LEVELS 32
+#define TREE_BARCOL 80
+
+/* Columns before the name and the prefix of a deeper one. */
+static size_t
+tree_indent(int depth, char *pre, size_t npre)
+{
+	pre[0] = '\0';
+	if (depth <= TREE_LEVELS)
+		return (size_t)(2 * (depth - 1));
+	snprintf(pre, npre, "[%d] ", depth);
+	return (size_t)(2 * (TREE_LEVELS - 1)) + strlen(pre);
+}
 
 static void
 emit_tree(struct outctx *c, const struct view *v, int depth)
 {
 	nd_buf *b = nd_out_buf(c->o);
-	char incl[32], excl[32];
+	char incl[32], excl[32], pre[24];
 	double share = c->r->total > 0 ? (double)v->incl /
 	    (double)c->r->total : 0.0;
 	size_t bar = (size_t)llround(share * BARW);
-	size_t used = (size_t)(2 * (depth - 1)) +
-	    nd_text_width(v->name, strlen(v->name));
+	size_t ind = tree_indent(depth, pre, sizeof pre);
+	size_t used = ind + nd_text_width(v->name, strlen(v->name));
+	size_t col = (c->namew < TREE_BARCOL ? c->namew : TREE_BARCOL) + 2;
 
 	nd_fmt_dur(incl, sizeof incl, v->incl, 0);
 	nd_fmt_dur(excl, sizeof excl, v->excl, 0);
-	nd_buf_addf(b, "%6.2f%%  %11s  %11s  %8llu  %*s%s", 100.0 * share,
-	    incl, excl, (unsigned long long)v->count, 2 * (depth - 1), "",
-	    v->name);
+	nd_buf_addf(b, "%6.2f%%  %11s  %11s  %8llu  %*s%s%s", 100.0 * share,
+	    incl, excl, (unsigned long long)v->count,
+	    (int)(ind - strlen(pre)), "", pre, v->name);
 	if (bar > 0) {
-		for (size_t i = used; i < c->namew + 2; i++)
+		for (size_t i = used; i < col; i++)
 			nd_buf_addc(b, ' ');
+		if (used >= col)
+			nd_buf_adds(b, "  ");
 		for (size_t i = 0; i < bar; i++)
 			nd_buf_addc(b, '#');
 	}
@@ -573,12 +634,16 @@ emit_tree(struct outctx *c, const struct view *v, int depth)
 	nd_out_commit(c->o);
 }
 
+/* Only regions with exclusive time are lines: the others would add
+ * nothing to a flame graph, and writing them would make the output grow
+ * with the square of the depth.  Each line is as long as the scope (and
+ * op name) it stands for. */
 static void
-emit_folded(struct outctx *c, const struct view *v)
+emit_folded(struct outctx *c, int depth)
 {
 	nd_buf *b = nd_out_buf(c->o);
 
-	if (v->excl <= 0)
+	if (c->anc[depth]->excl <= 0)
 		return;
 	if (c->device != NULL) {
 		for (const char *s = c->device; *s; s++)
@@ -586,42 +651,86 @@ emit_folded(struct outctx *c, const struct view *v)
 			    *s);
 		nd_buf_addc(b, ';');
 	}
-	for (size_t i = 0; i < v->nframes; i++) {
-		if (i > 0)
+	for (int i = 1; i <= depth; i++) {
+		if (i > 1)
 			nd_buf_addc(b, ';');
-		for (const char *s = v->frames[i]; *s; s++)
+		for (const char *s = c->anc[i]->name; *s; s++)
 			nd_buf_addc(b, *s == ';' ? ':' : *s == '\n' ? ' ' :
 			    *s);
 	}
-	nd_buf_addf(b, " %lld\n", (long long)v->excl);
+	nd_buf_addf(b, " %lld\n", (long long)c->anc[depth]->excl);
 	nd_out_commit(c->o);
 }
 
+/* A view and its depth on a walk's stack. */
+struct wv {
+	const struct view *v;
+	int depth;
+};
+
+/* Write the region `top` (depth 1) and its subtree, parents first. */
 static void
-walk(struct outctx *c, const struct view *v, int depth, int fmt)
+walk(struct outctx *c, const struct view *top, int fmt)
 {
-	if (depth == 1)
-		c->root_incl = v->incl;
-	if (fmt == FMT_JSON)
-		emit_json(c, v, depth);
-	else if (fmt == FMT_TREE)
-		emit_tree(c, v, depth);
-	else
-		emit_folded(c, v);
-	for (size_t i = 0; i < v->nkids; i++)
-		walk(c, v->kids[i], depth + 1, fmt);
+	struct wv *st = NULL;
+	size_t n = 0, cap = 0;
+
+	nd_grow(&st, &cap, 1, sizeof *st);
+	st[n].v = top;
+	st[n++].depth = 1;
+	c->root_incl = top->incl;
+	while (n > 0) {
+		struct wv it = st[--n];
+		const struct view *v = it.v;
+		size_t d = (size_t)it.depth;
+
+		nd_grow(&c->anc, &c->capanc, d + 1, sizeof *c->anc);
+		nd_grow(&c->plen, &c->capplen, d + 1, sizeof *c->plen);
+		c->anc[d] = v;
+		c->path.len = d > 1 ? c->plen[d - 1] : 0;
+		if (d > 1)
+			nd_buf_addc(&c->path, '/');
+		nd_buf_adds(&c->path, v->name);
+		c->plen[d] = c->path.len;
+		if (fmt == FMT_JSON)
+			emit_json(c, v, it.depth);
+		else if (fmt == FMT_TREE)
+			emit_tree(c, v, it.depth);
+		else
+			emit_folded(c, it.depth);
+		nd_grow(&st, &cap, n + v->nkids, sizeof *st);
+		for (size_t i = v->nkids; i-- > 0;) {
+			st[n].v = v->kids[i];
+			st[n++].depth = it.depth + 1;
+		}
+	}
+	free(st);
 }
 
 static void
-name_width(const struct view *v, int depth, size_t *w)
+name_width(const struct view *top, size_t *w)
 {
-	size_t u = (size_t)(2 * (depth - 1)) +
-	    nd_text_width(v->name, strlen(v->name));
+	struct wv *st = NULL;
+	size_t n = 0, cap = 0;
 
-	if (u > *w)
-		*w = u;
-	for (size_t i = 0; i < v->nkids; i++)
-		name_width(v->kids[i], depth + 1, w);
+	nd_grow(&st, &cap, 1, sizeof *st);
+	st[n].v = top;
+	st[n++].depth = 1;
+	while (n > 0) {
+		struct wv it = st[--n];
+		char pre[24];
+		size_t u = tree_indent(it.depth, pre, sizeof pre) +
+		    nd_text_width(it.v->name, strlen(it.v->name));
+
+		if (u > *w)
+			*w = u;
+		nd_grow(&st, &cap, n + it.v->nkids, sizeof *st);
+		for (size_t i = 0; i < it.v->nkids; i++) {
+			st[n].v = it.v->kids[i];
+			st[n++].depth = it.depth + 1;
+		}
+	}
+	free(st);
 }
 
 static void
@@ -631,17 +740,16 @@ write_partial(struct regions *r, nd_out *o)
 	uint32_t n = nd_agg_count(r->agg);
 	char want = (char)(r->merge && r->fallback);
 	nd_jw w;
+	nd_partial_w pw;
 
-	nd_jw_init(&w, b);
-	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "type", "region_partial");
+	nd_partial_begin(&pw, o, &w, "region_partial");
 	nd_jw_kcstr(&w, "timelines", r->timelines);
 	nd_jw_kbool(&w, "fallback", r->fallback);
 	nd_jw_kcstr(&w, "rule", r->rule);
 	nd_jw_kuint(&w, "sources", r->sources);
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
-	nd_out_commit(o);
+	nd_partial_commit(&pw);
 	for (uint32_t i = 0; i < n; i++) {
 		size_t kl;
 		const char *key = nd_agg_key(r->agg, i, &kl);
@@ -668,8 +776,9 @@ write_partial(struct regions *r, nd_out *o)
 		nd_jw_kuint(&w, "overrun", row->overrun);
 		nd_jw_obj_end(&w);
 		nd_buf_addc(b, '\n');
-		nd_out_commit(o);
+		nd_partial_commit(&pw);
 	}
+	nd_partial_end(&pw);
 }
 
 static void
@@ -677,7 +786,7 @@ output(struct regions *r, const char *path)
 {
 	nd_out *o = nd_out_open(path);
 	uint32_t *roots = NULL;
-	size_t nroots = 0;
+	size_t nroots = 0, caproots = 0;
 	struct outctx c;
 
 	if (r->fmt == FMT_PARTIAL) {
@@ -688,7 +797,7 @@ output(struct regions *r, const char *path)
 	build_tree(r);
 	for (size_t i = 0; i < r->nnodes; i++)
 		if (r->nodes[i].parent == UINT32_MAX) {
-			roots = nd_xrealloc(roots, (nroots + 1) *
+			nd_grow(&roots, &caproots, nroots + 1,
 			    sizeof *roots);
 			roots[nroots++] = (uint32_t)i;
 		}
@@ -705,21 +814,15 @@ output(struct regions *r, const char *path)
 	}
 	for (size_t i = 0; i < nroots; i++) {
 		struct node *dev = &r->nodes[roots[i]];
-		struct view *top = view_new("", "", NULL, 0);
-		struct view *other = view_new(OTHER, OTHER, NULL, 0);
-		char **frames = nd_xcalloc((size_t)r->nnodes + 2,
-		    sizeof *frames);
+		struct view *top = view_new("");
+		struct view *other = view_new(OTHER);
 
 		if (dev->nkids > 1)
 			qsort(dev->kids, dev->nkids, sizeof *dev->kids,
 			    node_cmp);
 		for (size_t k = 0; k < dev->nkids; k++)
-			make_view(r, dev->kids[k], top, other, frames, 0);
-		free(frames);
+			make_view(r, dev->kids[k], top, other);
 		if (other->incl > 0 || other->count > 0) {
-			free(other->frames[0]);
-			other->frames[0] = nd_xstrdup(OTHER);
-			other->nframes = 1;
 			view_add_kid(top, other);
 			qsort(top->kids, top->nkids, sizeof *top->kids,
 			    view_cmp);
@@ -731,7 +834,7 @@ output(struct regions *r, const char *path)
 		if (r->fmt == FMT_TREE) {
 			c.namew = 0;
 			for (size_t k = 0; k < top->nkids; k++)
-				name_width(top->kids[k], 1, &c.namew);
+				name_width(top->kids[k], &c.namew);
 			if (r->by_device) {
 				char d[32];
 
@@ -741,9 +844,12 @@ output(struct regions *r, const char *path)
 			}
 		}
 		for (size_t k = 0; k < top->nkids; k++)
-			walk(&c, top->kids[k], 1, r->fmt);
+			walk(&c, top->kids[k], r->fmt);
 		view_free(top);
 	}
+	free(c.anc);
+	free(c.plen);
+	nd_buf_free(&c.path);
 	if (r->fmt == FMT_TREE) {
 		char d[32];
 
@@ -786,7 +892,7 @@ main(int argc, char **argv)
 	r.so.timelines = ND_TL_DEVICE;
 	r.so.rule = ND_NEST_CLIP;
 	r.so.type = "span";
-	while ((c = getopt_long(argc, argv, "ho:V", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "ho:uV", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -828,6 +934,7 @@ main(int argc, char **argv)
 				    optarg);
 			scanopt = 1;
 			break;
+		case 'u':
 		case OPT_UNORDERED:
 			r.so.unordered = 1;
 			scanopt = 1;

@@ -12,6 +12,7 @@
 #include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_stream.h"
 #include "nd_util.h"
 
@@ -20,9 +21,9 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-topk [-hV] [-k N] [--by keys] [--sort order] [--timelines which] [--type type] [--overrun rule] [--unordered] [--wall] [--table | --csv | --partial] [--merge] [-o file] [file ...]\n"
+"usage: trace-topk [-huV] [-b keys] [-k N] [--sort order] [--timelines which] [--type type] [--overrun rule] [--wall] [--table | --csv | --partial] [--merge] [-o file] [file ...]\n"
 "  -k, --top N          rows to show before the 'other' row (default 20; 0: all)\n"
-"      --by keys        group by these keys: name (default), family, class,\n"
+"  -b, --by keys        group by these keys: name (default), family, class,\n"
 "                       scope, cat, device, thread, rank, step, ... or args.X\n"
 "      --sort order     order rows by self (default), total, count, mean, max\n"
 "      --timelines which device (default; all when there are no device ops),\n"
@@ -31,7 +32,7 @@ static const char usage_text[] =
 "                       the first record with dur_ns, normally span)\n"
 "      --overrun rule   clip (default) a child ending after its parent, or\n"
 "                       reparent it as PyTorch's key_averages() does\n"
-"      --unordered      buffer every timeline (input in any order, on a pipe)\n"
+"  -u, --unordered      buffer every timeline (input in any order, on a pipe)\n"
 "      --wall           add each row's share of wall-clock busy device time\n"
 "      --table          an aligned table for people\n"
 "      --csv            CSV with a header line\n"
@@ -75,7 +76,6 @@ struct topk {
 	/* --merge: headers seen */
 	int nheaders, nfallback, headers_wall;
 	char *rule;
-	nd_stream *st;
 };
 
 static void
@@ -193,15 +193,15 @@ on_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
 	struct topk *t = ctx;
 	uint32_t id;
-	int64_t abs;
+	nd_abstime abs;
 	int64_t pid = (ev->has & ND_HAS_PID) ? ev->pid : 0;
 	int64_t tid = (ev->has & ND_HAS_TID) ? ev->tid : 0;
 
 	build_key(t, ev, si);
 	id = nd_agg_id(t->agg, t->key.p, t->key.len);
 	nd_agg_add(t->agg, id, ev->dur_ns);
-	abs = (si != NULL ? si->origin_ns : 0) +
-	    ((ev->has & ND_HAS_TS) ? ev->ts_ns : 0);
+	abs = nd_abstime_of(si != NULL ? si->origin_ns : 0,
+	    (ev->has & ND_HAS_TS) ? ev->ts_ns : 0);
 	if (nd_agg_example_maybe(t->agg, id, abs) &&
 	    nd_agg_ex_better(&nd_agg_row_of(t->agg, id)->ex, abs, ev->dur_ns,
 	    si ? si->path : "-", pid, tid)) {
@@ -378,15 +378,15 @@ merge_group(struct topk *t, nd_stream *st, const nd_event *ev)
 			    nd_jstr_eq(&k, "tid") ? &tid : NULL;
 
 			if (dst != NULL && v.type == ND_JNUM)
-				(void)nd_json_int(&v, dst);
+				(void)nd_json_int64(&v, dst);
 			else if (nd_jstr_eq(&k, "source") &&
 			    v.type == ND_JSTR) {
 				free(src);
 				src = nd_jstr_dup(&v);
 			}
 		}
-		nd_agg_ex_set(&tmp.ex, origin + ts, dur, src, pid, tid,
-		    ex->raw, ex->len);
+		nd_agg_ex_set(&tmp.ex, nd_abstime_of(origin, ts), dur, src,
+		    pid, tid, ex->raw, ex->len);
 		free(src);
 	}
 	id = nd_agg_id(t->agg, t->key.p, t->key.len);
@@ -410,37 +410,28 @@ merge_busy(struct topk *t, nd_stream *st, const nd_event *ev)
 	free(dev);
 }
 
+/* One record of a partial whose framing checked out (nd_partial). */
+static void
+merge_record(void *ctx, nd_stream *st, const nd_event *ev)
+{
+	struct topk *t = ctx;
+
+	if (nd_str_eq(ev->type_name, "top_partial"))
+		merge_header(t, st, ev);
+	else if (nd_str_eq(ev->type_name, "top_group"))
+		merge_group(t, st, ev);
+	else
+		merge_busy(t, st, ev);
+}
+
 static void
 read_partials(struct topk *t, char **paths, int n)
 {
-	nd_stream *st = nd_stream_open(paths, n);
-	nd_event ev;
+	static const char *const body[] = { "top_group", "top_busy" };
 
-	/* kept in the struct: reachable for the leak checker if we die */
-	t->st = st;
-	nd_event_init(&ev);
 	t->headers_wall = 1;
-	while (nd_stream_next(st, &ev)) {
-		if (nd_str_eq(ev.type_name, "top_partial"))
-			merge_header(t, st, &ev);
-		else if (nd_str_eq(ev.type_name, "top_group"))
-			merge_group(t, st, &ev);
-		else if (nd_str_eq(ev.type_name, "top_busy")) {
-			if (t->nheaders == 0)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: top_busy before "
-				    "its top_partial header", nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st));
-			merge_busy(t, st, &ev);
-		} else if (ev.type != ND_EV_META && ev.type != ND_EV_END)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: --merge reads the output "
-			    "of trace-topk --partial, not %.*s records",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
-			    (int)ev.type_name.n, ev.type_name.p);
-	}
-	nd_stream_close(st);
-	t->st = NULL;
-	nd_event_free(&ev);
+	nd_partial_read(paths, n, "top_partial", body,
+	    sizeof body / sizeof *body, merge_record, t);
 	if (t->nheaders == 0)
 		nd_die(ND_EXIT_ERROR, "--merge: no top_partial header in the "
 		    "input");
@@ -579,10 +570,9 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 	/* a merge keeps the busy times its partial results all have */
 	int wall = t->merge ? t->headers_wall : t->wall;
 	nd_jw w;
+	nd_partial_w pw;
 
-	nd_jw_init(&w, b);
-	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "type", "top_partial");
+	nd_partial_begin(&pw, o, &w, "top_partial");
 	nd_jw_key(&w, "by");
 	nd_jw_arr(&w);
 	for (size_t i = 0; i < t->nby; i++)
@@ -597,7 +587,7 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 	nd_jw_kuint(&w, "sources", t->sources);
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
-	nd_out_commit(o);
+	nd_partial_commit(&pw);
 	for (size_t i = 0; i < n; i++) {
 		const nd_agg_row *r = nd_agg_row_of(t->agg, ids[i]);
 		size_t kl;
@@ -631,7 +621,7 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 		}
 		nd_jw_obj_end(&w);
 		nd_buf_addc(b, '\n');
-		nd_out_commit(o);
+		nd_partial_commit(&pw);
 	}
 	if (wall)
 		for (size_t i = 0; i < t->ndev; i++) {
@@ -648,8 +638,9 @@ write_partial(struct topk *t, nd_out *o, uint32_t *ids, size_t n)
 			nd_jw_kint(&w, "busy_ns", busy);
 			nd_jw_obj_end(&w);
 			nd_buf_addc(b, '\n');
-			nd_out_commit(o);
+			nd_partial_commit(&pw);
 		}
+	nd_partial_end(&pw);
 }
 
 #define NCOL 11
@@ -938,7 +929,7 @@ main(int argc, char **argv)
 	t.k = 20;
 	t.so.timelines = ND_TL_DEVICE;
 	t.so.rule = ND_NEST_CLIP;
-	while ((c = getopt_long(argc, argv, "hk:o:V", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "b:hk:o:uV", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -950,6 +941,7 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			nd_cli_version();
+		case 'b':
 		case OPT_BY:
 			by = optarg;
 			break;
@@ -994,6 +986,7 @@ main(int argc, char **argv)
 				    optarg);
 			scanopt = 1;
 			break;
+		case 'u':
 		case OPT_UNORDERED:
 			t.so.unordered = 1;
 			scanopt = 1;
@@ -1041,6 +1034,10 @@ main(int argc, char **argv)
 		if (t.nby == 0)
 			parse_by(&t, "name");
 		nd_scan(argv, argc, &t.so, &cb, &res);
+		/* A --by key no span has is a typo; not for the default key,
+		 * nor for a partial (another part may have the key). */
+		if (by != NULL && t.fmt != FMT_PARTIAL)
+			nd_by_check(t.by, "--by");
 		/* "" when nothing was aggregated: merges with any type */
 		snprintf(t.of, sizeof t.of, "%s", res.type[0] ? res.type :
 		    (t.so.type ? t.so.type : ""));

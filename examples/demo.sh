@@ -4,7 +4,9 @@
 set -eu
 BIN=$1
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/out"
+# OUT_DIR (default examples/out): the tests give each run its own, as the
+# normal and sanitizer passes of make check run at the same time
+out=${2:-"$here/out"}
 mkdir -p "$out"
 PATH="$BIN:$PATH"
 

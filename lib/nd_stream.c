@@ -16,6 +16,8 @@ struct nd_stream {
 	int fresh;		/* current source has no record yet */
 	nd_source_info *info;
 	size_t ninfo, capinfo;
+	const char *hint_what, *hint_why;	/* nd_stream_set_hint */
+	uint64_t line_at;	/* nd_stream_set_lineno */
 };
 
 static char *stdin_path[] = { "-" };
@@ -86,6 +88,7 @@ nd_stream_next(nd_stream *st, nd_event *ev)
 		size_t len;
 		int nonl;
 		nd_everr err;
+		int bad;
 
 		if (st->lr == NULL) {
 			if (st->cur + 1 >= st->npaths)
@@ -104,10 +107,26 @@ nd_stream_next(nd_stream *st, nd_event *ev)
 			continue;
 		}
 		if (len == 0)
+			nd_lines_foreign(st->lr);	/* a document to convert? */
+		if (len == 0 && st->hint_what != NULL)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: %s (empty line): %s",
+			    nd_in_name(st->in),
+			    (unsigned long long)nd_lines_lineno(st->lr),
+			    st->hint_what, st->hint_why);
+		if (len == 0)
 			nd_die(ND_EXIT_ERROR, "%s:%llu: empty line",
 			    nd_in_name(st->in),
 			    (unsigned long long)nd_lines_lineno(st->lr));
-		if (nd_event_decode(ev, line, len, &st->scratch, &err) != 0)
+		bad = nd_event_decode(ev, line, len, &st->scratch, &err) != 0;
+		if (bad)
+			nd_lines_foreign(st->lr);
+		if (bad && st->hint_what != NULL)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: %s (%s%s at byte %zu of "
+			    "the line): %s", nd_in_name(st->in),
+			    (unsigned long long)nd_lines_lineno(st->lr),
+			    st->hint_what, nonl ? "truncated last line: " : "",
+			    err.msg, err.off + 1, st->hint_why);
+		if (bad)
 			nd_die(ND_EXIT_ERROR, "%s:%llu: %s%s (at byte %zu of the line)",
 			    nd_in_name(st->in),
 			    (unsigned long long)nd_lines_lineno(st->lr),
@@ -149,7 +168,22 @@ nd_stream_file(const nd_stream *st)
 uint64_t
 nd_stream_lineno(const nd_stream *st)
 {
+	if (st->line_at != 0)
+		return st->line_at;
 	return st->lr != NULL ? nd_lines_lineno(st->lr) : 0;
+}
+
+void
+nd_stream_set_hint(nd_stream *st, const char *what, const char *why)
+{
+	st->hint_what = what;
+	st->hint_why = why;
+}
+
+void
+nd_stream_set_lineno(nd_stream *st, uint64_t line)
+{
+	st->line_at = line;
 }
 
 void

@@ -45,4 +45,11 @@ const nd_jval *nd_stream_need(nd_stream *st, const nd_event *ev,
 /* The same for an integer within +-2^53. */
 int64_t nd_stream_need_int(nd_stream *st, const nd_event *ev, const char *key);
 
+/* For readers of partial results (nd_partial): a line that is not a record
+ * dies with "FILE:LINE: WHAT (ERROR): WHY" (the likely cause) instead. */
+void nd_stream_set_hint(nd_stream *st, const char *what, const char *why);
+/* For readers that hold records and hand them on later: report LINE as the
+ * current line until called with 0. */
+void nd_stream_set_lineno(nd_stream *st, uint64_t line);
+
 #endif

@@ -18,8 +18,41 @@ load helpers
 }
 
 @test "make demo's script writes the example reports and says where" {
-	run sh "$BATS_TEST_DIRNAME/../examples/demo.sh" "$ND_BIN"
+	run sh "$BATS_TEST_DIRNAME/../examples/demo.sh" "$ND_BIN" "$BATS_TEST_TMPDIR/demo"
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_output --partial "report.md"
 	assert_output --partial "report.html"
+}
+
+@test "examples/Makefile report: the stream follows PROFILE and its files (issue 18 item 6)" {
+	O="$BATS_TEST_TMPDIR/o"
+	mk() { make -s -C "$BATS_TEST_DIRNAME/../examples" report BIN="$ND_BIN" OUT="$O" "$@"; }
+	run mk
+	assert_success
+	xplane2ndjson "$O/logdir" > "$BATS_TEST_TMPDIR/default.ndjson"
+	cmp "$O/run.ndjson" "$BATS_TEST_TMPDIR/default.ndjson"
+	# another profile: its own stream and report, not the previous one's
+	mkdir -p "$BATS_TEST_TMPDIR/other"
+	gen-xplane --kind gpu --seed 5 --events 3000 -o "$BATS_TEST_TMPDIR/other/h.xplane.pb"
+	run mk PROFILE="$BATS_TEST_TMPDIR/other/"
+	assert_success
+	xplane2ndjson "$BATS_TEST_TMPDIR/other/" > "$BATS_TEST_TMPDIR/other.ndjson"
+	cmp "$O/run.ndjson" "$BATS_TEST_TMPDIR/other.ndjson"
+	run grep -c '"process":"/device:GPU:' "$O/run.ndjson"
+	[ "$output" -gt 0 ]
+	trace-report "$O/run.ndjson" | cmp - "$O/report.md"
+	# a file of the profile replaced: made again
+	gen-xplane --kind gpu --seed 6 --events 2000 -o "$BATS_TEST_TMPDIR/other/h.xplane.pb"
+	run mk PROFILE="$BATS_TEST_TMPDIR/other/"
+	assert_success
+	xplane2ndjson "$BATS_TEST_TMPDIR/other/" | cmp - "$O/run.ndjson"
+	# and back to the default profile
+	run mk
+	assert_success
+	cmp "$O/run.ndjson" "$BATS_TEST_TMPDIR/default.ndjson"
+	# nothing changed: the stream is not made again
+	t=$(stat -c %y "$O/run.ndjson")
+	run mk
+	assert_success
+	[ "$(stat -c %y "$O/run.ndjson")" = "$t" ]
 }

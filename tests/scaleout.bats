@@ -3,8 +3,10 @@
 # workers, then one --merge, give byte for byte the answer of one stream
 # over every rank.  Small generated rank streams, no timings (bench/table.sh
 # measures the speed-up).  tests/examples.bats already runs the cookbook's
-# `make -C examples fanout` (xplane2ndjson | trace-topk --partial under
-# xargs -P -I{}); this file covers trace-topk and trace-regions with
+# `make -C examples fanout` (xplane2ndjson | trace-topk --partial -o, one
+# file per job, under xargs -P -I{}; tests/fanout.bats the documented
+# recipes and what jobs sharing one pipe do); this file covers trace-topk
+# and trace-regions with
 # `xargs -P2 -n1` and with `make -j2 -f bench/fanout.mk`.
 
 load helpers

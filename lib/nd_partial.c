@@ -1,0 +1,255 @@
+#include "nd_partial.h"
+#include "nd_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The likely cause of a torn or mixed partial, and the fix. */
+#define CAUSE "partials written by concurrent jobs to one pipe interleave; " \
+	"write one file per job (-o) or use GNU parallel"
+
+static const char nl = '\n';
+
+void
+nd_partial_begin(nd_partial_w *pw, nd_out *o, nd_jw *w, const char *type)
+{
+	nd_buf *b = nd_out_buf(o);
+
+	pw->o = o;
+	pw->lines = 0;
+	pw->mark = b->len;
+	nd_sha256_init(&pw->sha);
+	nd_jw_init(w, b);
+	nd_jw_obj(w);
+	nd_jw_kcstr(w, "type", type);
+	nd_jw_kint(w, "version", ND_PARTIAL_VERSION);
+}
+
+void
+nd_partial_commit(nd_partial_w *pw)
+{
+	nd_buf *b = nd_out_buf(pw->o);
+	const char *p = b->p + pw->mark, *end = b->p + b->len;
+
+	nd_sha256_update(&pw->sha, p, (size_t)(end - p));
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		pw->lines++;
+		p++;
+	}
+	nd_out_commit(pw->o);
+	pw->mark = b->len;	/* 0 after a flush */
+}
+
+void
+nd_partial_end(nd_partial_w *pw)
+{
+	nd_buf *b = nd_out_buf(pw->o);
+	char hex[65];
+	nd_jw w;
+
+	nd_sha256_hex(&pw->sha, hex);
+	nd_sha256_free(&pw->sha);
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", ND_PARTIAL_END);
+	nd_jw_kuint(&w, "records", pw->lines > 0 ? pw->lines - 1 : 0);
+	nd_jw_kcstr(&w, "sha256", hex);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+	nd_out_commit(pw->o);
+}
+
+/* ---- reading ---- */
+
+typedef struct held {
+	size_t off, len;
+	uint64_t line;
+} held;
+
+typedef struct reader {
+	nd_stream *st;
+	nd_event ev, rev;	/* read; replayed */
+	nd_buf scratch;
+	int open;		/* inside a partial */
+	uint64_t line;		/* its header's line */
+	uint32_t source;	/* its header's source (file) */
+	char *file;		/* its header's file */
+	nd_sha256 sha;
+	nd_buf text;		/* its lines, header included */
+	held *lines;
+	size_t nlines, caplines;
+} reader;
+
+/* reachable for the leak checker if we die */
+static reader *cur;
+
+static void
+hold(reader *r, const nd_event *ev)
+{
+	held *h;
+
+	nd_sha256_update(&r->sha, ev->line, ev->len);
+	nd_sha256_update(&r->sha, &nl, 1);
+	nd_grow(&r->lines, &r->caplines, r->nlines + 1, sizeof *r->lines);
+	h = &r->lines[r->nlines++];
+	h->off = r->text.len;
+	h->len = ev->len;
+	h->line = nd_stream_lineno(r->st);
+	nd_buf_add(&r->text, ev->line, ev->len);
+}
+
+static void
+cut_short(reader *r)
+{
+	nd_die(ND_EXIT_ERROR, "%s:%llu: partial results cut short: no "
+	    ND_PARTIAL_END " after this header (a --partial job failed or its "
+	    "output was truncated, or " CAUSE ")", r->file,
+	    (unsigned long long)r->line);
+}
+
+/* The trailer: check it, then hand the held lines on. */
+static void
+close_partial(reader *r, nd_partial_fn fn, void *ctx)
+{
+	nd_stream *st = r->st;
+	const nd_jval *sv = nd_stream_need(st, &r->ev, "sha256", ND_JSTR);
+	int64_t want = nd_stream_need_int(st, &r->ev, "records");
+	char hex[65];
+	nd_everr err;
+
+	nd_sha256_hex(&r->sha, hex);
+	nd_sha256_free(&r->sha);
+	if (want < 0 || (uint64_t)want != r->nlines - 1)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
+		    ND_PARTIAL_END " counts %lld records, the partial begun at "
+		    "line %llu has %zu: " CAUSE, nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), (long long)want,
+		    (unsigned long long)r->line, r->nlines - 1);
+	if (sv->len != 66 || memcmp(sv->raw + 1, hex, 64) != 0)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: the "
+		    "sha256 of " ND_PARTIAL_END " is not that of the partial "
+		    "begun at line %llu: " CAUSE, nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st),
+		    (unsigned long long)r->line);
+	for (size_t i = 0; i < r->nlines; i++) {
+		const held *h = &r->lines[i];
+
+		/* decoded once already: it cannot fail */
+		if (nd_event_decode(&r->rev, r->text.p + h->off, h->len,
+		    &r->scratch, &err) != 0)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: %s", nd_stream_file(st),
+			    (unsigned long long)h->line, err.msg);
+		r->rev.source = r->source;
+		nd_stream_set_lineno(st, h->line);
+		fn(ctx, st, &r->rev);
+	}
+	nd_stream_set_lineno(st, 0);
+	r->open = 0;
+	r->nlines = 0;
+	nd_buf_reset(&r->text);
+	free(r->file);
+	r->file = NULL;
+}
+
+static int
+is_body(const nd_event *ev, const char *const *body, size_t nbody)
+{
+	for (size_t i = 0; i < nbody; i++)
+		if (nd_str_eq(ev->type_name, body[i]))
+			return 1;
+	return 0;
+}
+
+unsigned
+nd_partial_read(char **paths, int n, const char *header,
+    const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx)
+{
+	reader *r = nd_xcalloc(1, sizeof *r);
+	nd_stream *st;
+	unsigned count = 0;
+
+	cur = r;
+	st = r->st = nd_stream_open(paths, n);
+	nd_stream_set_hint(st, "a torn partial record", CAUSE);
+	nd_event_init(&r->ev);
+	nd_event_init(&r->rev);
+	while (nd_stream_next(st, &r->ev)) {
+		const nd_event *ev = &r->ev;
+
+		/* a partial ends in the file it began in */
+		if (r->open && ev->source != r->source)
+			cut_short(r);
+		if (nd_str_eq(ev->type_name, header)) {
+			const nd_jval *v = nd_event_get(ev, "version");
+			int64_t ver;
+
+			if (r->open)
+				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
+				    "mixed: a %s header inside the partial "
+				    "begun at line %llu: " CAUSE,
+				    nd_stream_file(st),
+				    (unsigned long long)nd_stream_lineno(st),
+				    header, (unsigned long long)r->line);
+			if (v == NULL || v->type != ND_JNUM ||
+			    nd_json_int(v, &ver) != 0 ||
+			    ver != ND_PARTIAL_VERSION)
+				nd_die(ND_EXIT_ERROR, "%s:%llu: %s of another "
+				    "format (version %.*s, not %d): make the "
+				    "partial results again with this %s",
+				    nd_stream_file(st),
+				    (unsigned long long)nd_stream_lineno(st),
+				    header, v != NULL ? (int)v->len : 1,
+				    v != NULL ? v->raw : "1",
+				    ND_PARTIAL_VERSION, nd_progname);
+			r->open = 1;
+			r->line = nd_stream_lineno(st);
+			r->source = ev->source;
+			r->file = nd_xstrdup(nd_stream_file(st));
+			nd_sha256_init(&r->sha);
+			hold(r, ev);
+		} else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
+			if (!r->open)
+				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
+				    "mixed: a " ND_PARTIAL_END " without its %s "
+				    "header: " CAUSE, nd_stream_file(st),
+				    (unsigned long long)nd_stream_lineno(st),
+				    header);
+			close_partial(r, fn, ctx);
+			count++;
+		} else if (is_body(ev, body, nbody)) {
+			if (!r->open)
+				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
+				    "mixed: a %.*s record outside a partial (no "
+				    "%s header before it): " CAUSE,
+				    nd_stream_file(st),
+				    (unsigned long long)nd_stream_lineno(st),
+				    (int)ev->type_name.n, ev->type_name.p,
+				    header);
+			hold(r, ev);
+		} else if (r->open)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
+			    "a %.*s record inside the partial begun at line "
+			    "%llu: " CAUSE, nd_stream_file(st),
+			    (unsigned long long)nd_stream_lineno(st),
+			    (int)ev->type_name.n, ev->type_name.p,
+			    (unsigned long long)r->line);
+		else if (ev->type != ND_EV_META && ev->type != ND_EV_END)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: --merge reads the output "
+			    "of %s --partial, not %.*s records",
+			    nd_stream_file(st),
+			    (unsigned long long)nd_stream_lineno(st),
+			    nd_progname, (int)ev->type_name.n,
+			    ev->type_name.p);
+	}
+	if (r->open)
+		cut_short(r);
+	nd_stream_close(st);
+	nd_event_free(&r->ev);
+	nd_event_free(&r->rev);
+	nd_buf_free(&r->scratch);
+	nd_buf_free(&r->text);
+	free(r->lines);
+	free(r);
+	cur = NULL;
+	return count;
+}
