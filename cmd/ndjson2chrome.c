@@ -22,9 +22,9 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: ndjson2chrome [-hkV] [-o file] [file ...]\n"
+"usage: ndjson2chrome [-DhV] [-o file] [file ...]\n"
 "  -o, --output FILE    write to FILE (atomically) instead of stdout\n"
-"  -k, --keep-derived   also copy step, scope, class, family, device and\n"
+"  -D, --keep-derived   also copy step, scope, class, family, device and\n"
 "                       rank into args.ndtrace (shown by the trace viewer)\n"
 "  -h, --help           show this help and exit\n"
 "  -V, --version        show the version and exit\n";
@@ -506,7 +506,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "keep-derived", no_argument, NULL, 'k' },
+		{ "keep-derived", no_argument, NULL, 'D' },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -518,11 +518,14 @@ main(int argc, char **argv)
 
 	nd_init(argv[0]);
 	memset(&st, 0, sizeof st);
-	while ((c = getopt_long(argc, argv, "hko:V", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "Dhko:V", longopts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
-		case 'k':
+		case 'k':	/* -k is --top elsewhere */
+			nd_cli_deprecated("-k", "-D (--keep-derived)");
+			/* FALLTHROUGH */
+		case 'D':
 			st.keep = 1;
 			break;
 		case 'o':

@@ -15,8 +15,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-check [-hqVv] [-m max] [file ...]\n"
-"  -m, --max-problems N  report at most N problems (default 20; 0: no limit)\n"
+"usage: trace-check [-hqVv] [-M max] [file ...]\n"
+"  -M, --max-problems N  report at most N problems (default 20; 0: no limit)\n"
 "  -q, --quiet           report nothing, only the exit status\n"
 "  -v, --verbose         print a summary line on stderr\n"
 "  -h, --help            show this help and exit\n"
@@ -251,16 +251,20 @@ check_file(struct checker *c, const char *path)
 	new_source(c);
 	while ((line = nd_lines_next(lr, &len, &nonl)) != NULL) {
 		nd_everr err;
+		int bad = len == 0 ||
+		    nd_event_decode(&ev, line, len, &scratch, &err) != 0;
 
 		c->lineno = nd_lines_lineno(lr);
 		c->records++;
+		if (bad)
+			nd_lines_foreign(lr);	/* a document to convert? */
 		if (nonl)
 			problem(c, "last line has no final newline");
 		if (len == 0) {
 			problem(c, "empty line");
 			continue;
 		}
-		if (nd_event_decode(&ev, line, len, &scratch, &err) != 0) {
+		if (bad) {
 			problem(c, "%s (at byte %zu of the line)", err.msg,
 			    err.off + 1);
 			continue;
@@ -278,7 +282,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "max-problems", required_argument, NULL, 'm' },
+		{ "max-problems", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		ND_CLI_STD_LONGOPTS,
@@ -291,11 +295,14 @@ main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.max_problems = 20;
 	c.src = -1;
-	while ((ch = getopt_long(argc, argv, "hm:qVv", opts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "hM:m:qVv", opts, NULL)) != -1)
 		switch (ch) {
 		case 'h':
 			nd_cli_help(usage_text);
-		case 'm':
+		case 'm':	/* -m is --min elsewhere */
+			nd_cli_deprecated("-m", "-M (--max-problems)");
+			/* FALLTHROUGH */
+		case 'M':
 			c.max_problems = (uint64_t)nd_cli_int("--max-problems",
 			    optarg, 0, INT64_MAX);
 			break;

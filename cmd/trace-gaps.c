@@ -18,14 +18,14 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-gaps [-chsuV] [-k dur] [-l level] [-m dur] [-o file] [-r regex] [file ...]\n"
+"usage: trace-gaps [-cShuV] [-K dur] [-l level] [-m dur] [-o file] [-x regex] [file ...]\n"
 "  -l, --level LEVEL      device (default: idle on every timeline of the\n"
 "                         device) or timeline (idle on one timeline)\n"
 "  -m, --min DUR          report gaps of at least DUR (default 0; 10us, 1ms)\n"
-"  -k, --kernel-wait DUR  shorter gaps have cause kernel_wait (default 30us)\n"
+"  -K, --kernel-wait DUR  shorter gaps have cause kernel_wait (default 30us)\n"
 "  -c, --host-context     add the 3 host spans overlapping each gap most\n"
-"  -s, --within-steps     keep only the parts of gaps inside step windows\n"
-"  -r, --step-regex RE    step windows from spans whose name matches RE\n"
+"  -S, --within-steps     keep only the parts of gaps inside step windows\n"
+"  -x, --step-regex RE    step windows from spans whose name matches RE\n"
 "  -u, --unordered        accept timelines out of start order (more memory)\n"
 "  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
 "  -h, --help             show this help and exit\n"
@@ -132,12 +132,12 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "host-context", no_argument, NULL, 'c' },
-		{ "kernel-wait", required_argument, NULL, 'k' },
+		{ "kernel-wait", required_argument, NULL, 'K' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "min", required_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "step-regex", required_argument, NULL, 'r' },
-		{ "within-steps", no_argument, NULL, 's' },
+		{ "step-regex", required_argument, NULL, 'x' },
+		{ "within-steps", no_argument, NULL, 'S' },
 		{ "unordered", no_argument, NULL, 'u' },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -156,14 +156,17 @@ main(int argc, char **argv)
 	memset(&go, 0, sizeof go);
 	go.level = ND_GAP_DEVICE;
 	go.kernel_wait_ns = 30000;
-	while ((ch = getopt_long(argc, argv, "chk:l:m:o:r:suV", opts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "chK:k:l:m:o:r:SsuVx:", opts, NULL)) != -1)
 		switch (ch) {
 		case 'c':
 			go.host_context = ND_GAP_MAX_CTX;
 			break;
 		case 'h':
 			nd_cli_help(usage_text);
-		case 'k':
+		case 'k':	/* -k is --top elsewhere */
+			nd_cli_deprecated("-k", "-K (--kernel-wait)");
+			/* FALLTHROUGH */
+		case 'K':
 			go.kernel_wait_ns = nd_cli_duration("--kernel-wait", optarg);
 			break;
 		case 'l':
@@ -181,10 +184,16 @@ main(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
-		case 'r':
+		case 'r':	/* -r is --rules elsewhere */
+			nd_cli_deprecated("-r", "-x (--step-regex)");
+			/* FALLTHROUGH */
+		case 'x':
 			regex = optarg;
 			break;
-		case 's':
+		case 's':	/* -s is --summary elsewhere */
+			nd_cli_deprecated("-s", "-S (--within-steps)");
+			/* FALLTHROUGH */
+		case 'S':
 			go.within_steps = 1;
 			break;
 		case 'u':

@@ -18,7 +18,7 @@
 #include <time.h>
 
 static const char usage_text[] =
-"usage: trace-report [-hV] [-o file] [-k N] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--unordered] [--device name] [--peak-tflops X] [--peak-gbps Y] [--list-thresholds] [file ...]\n"
+"usage: trace-report [-huV] [-o file] [-k N] [-p X] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--device name] [--peak-gbps Y] [--list-thresholds] [file ...]\n"
 "  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
 "  -k, --top N            rows per table (default 10; 0: all)\n"
 "  -t, --threshold ID=V   threshold of finding ID in percent (repeatable)\n"
@@ -29,10 +29,10 @@ static const char usage_text[] =
 "      --json             one JSON document instead of Markdown\n"
 "      --html             one self-contained HTML page with charts\n"
 "      --stamp            add the time of generation (output then differs)\n"
-"      --unordered        accept timelines out of start order (more memory)\n"
+"  -u, --unordered        accept timelines out of start order (more memory)\n"
 "      --device NAME      the device of every span, for the roofline (A100,\n"
 "                         TPU v5e, ...; the table of trace-roofline(1))\n"
-"      --peak-tflops X    compute peak of a device for the roofline, TFLOP/s\n"
+"  -p, --peak-tflops X    compute peak of a device for the roofline, TFLOP/s\n"
 "      --peak-gbps Y      memory bandwidth of a device for the roofline, GB/s\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n";
@@ -80,7 +80,7 @@ main(int argc, char **argv)
 	ro.top = 10;
 	ro.warmup = 1;
 	thr = nd_xcalloc((size_t)argc + 1, sizeof *thr);
-	while ((c = getopt_long(argc, argv, "hVk:o:t:w:x:", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "hVk:o:p:t:uw:x:", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -118,6 +118,7 @@ main(int argc, char **argv)
 		case OPT_STAMP:
 			stamp = 1;
 			break;
+		case 'u':
 		case OPT_UNORDERED:
 			ro.unordered = 1;
 			break;
@@ -130,6 +131,7 @@ main(int argc, char **argv)
 				    "--device: ''");
 			ro.device = optarg;
 			break;
+		case 'p':
 		case OPT_PEAK_TFLOPS:
 			ro.peak_tflops = nd_cli_double("--peak-tflops", optarg,
 			    1e-9, 1e9);
@@ -149,7 +151,8 @@ main(int argc, char **argv)
 		for (; ru->id != NULL; ru++)
 			printf("%s\t%g\t%s\n", ru->id, ru->def, ru->what);
 		free(thr);
-		return fflush(stdout) == 0 ? 0 : 2;
+		nd_stdout_flush();
+		return ND_EXIT_OK;
 	}
 	/* the same rule as trace-roofline */
 	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,

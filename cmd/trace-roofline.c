@@ -20,15 +20,15 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-roofline [-hV] [-k N] [--by keys] [--timelines which] [--device name] [--peak-tflops X] [--peak-gbps Y] [--print-peaks] [--table | --csv] [-o file] [file ...]\n"
+"usage: trace-roofline [-hV] [-b keys] [-k N] [-p X] [--timelines which] [--device name] [--peak-gbps Y] [--print-peaks] [--table | --csv] [-o file] [file ...]\n"
 "  -k, --top N          rows to show (default 20; 0: all)\n"
-"      --by keys        group by these keys: name (default), family, class,\n"
+"  -b, --by keys        group by these keys: name (default), family, class,\n"
 "                       scope, device, ... or args.X\n"
 "      --timelines which auto (default: device ops when they have flops,\n"
 "                       else host spans), device, host or all\n"
 "      --device name    the device every span ran on (a table name or a\n"
 "                       device name such as 'NVIDIA A100-SXM4-80GB')\n"
-"      --peak-tflops X  compute peak of a device, TFLOP/s\n"
+"  -p, --peak-tflops X  compute peak of a device, TFLOP/s\n"
 "      --peak-gbps Y    memory bandwidth of a device, GB/s\n"
 "      --print-peaks    print the built-in peak table and exit\n"
 "      --table          an aligned table for people\n"
@@ -265,7 +265,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	nd_roof_opts ro;
-	const char *out = NULL, *byspec = "name", *bad;
+	const char *out = NULL, *byspec = NULL, *bad;
 	int c, fmt = FMT_JSON, nfmt = 0, peaks = 0;
 	int64_t k = 20;
 	nd_by *by;
@@ -280,7 +280,7 @@ main(int argc, char **argv)
 	nd_init(argv[0]);
 	memset(&ro, 0, sizeof ro);
 	ro.timelines = ND_ROOF_AUTO;
-	while ((c = getopt_long(argc, argv, "hk:o:V", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "b:hk:o:p:V", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -292,6 +292,7 @@ main(int argc, char **argv)
 			break;
 		case 'V':
 			nd_cli_version();
+		case 'b':
 		case OPT_BY:
 			byspec = optarg;
 			break;
@@ -309,6 +310,7 @@ main(int argc, char **argv)
 				    "--device: ''");
 			ro.device = optarg;
 			break;
+		case 'p':
 		case OPT_PEAK_TFLOPS:
 			ro.peak_tflops = nd_cli_double("--peak-tflops", optarg,
 			    1e-9, 1e9);
@@ -344,8 +346,8 @@ main(int argc, char **argv)
 	}
 	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
 	    "--print-peaks");
-	by = nd_by_parse(byspec, row_keys, sizeof row_keys / sizeof *row_keys,
-	    &bad);
+	by = nd_by_parse(byspec != NULL ? byspec : "name", row_keys,
+	    sizeof row_keys / sizeof *row_keys, &bad);
 	if (by == NULL) {
 		if (bad[0] == '\0')
 			nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", byspec);
@@ -357,6 +359,8 @@ main(int argc, char **argv)
 	nd_event_init(&ev);
 	while (nd_stream_next(st, &ev))
 		nd_roof_record(roof, &ev, nd_stream_meta(st, ev.source));
+	if (byspec != NULL)	/* the default key is no typo */
+		nd_by_check(by, "--by");
 	n = nd_roof_finish(roof, &rows, &sum);
 	if (k > 0 && (size_t)k < n)
 		n = (size_t)k;

@@ -22,11 +22,11 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-steps [-dhrsV] [-o file] [-p peak] [-w n] [-x regex] [--drop-last] [--print-peaks] [file ...]\n"
+"usage: trace-steps [-dhRsV] [-o file] [-p peak] [-w n] [-x regex] [--drop-last] [--print-peaks] [file ...]\n"
 "  -d, --per-device       one record per step and device (default: per step\n"
 "                         and source, over all its devices)\n"
 "  -s, --summary          add a step_summary record (statistics, classes)\n"
-"  -r, --ranks            add step_ranks records and a straggler record\n"
+"  -R, --ranks            add step_ranks records and a straggler record\n"
 "  -w, --warmup N         steps left out of the steady state (default 1)\n"
 "      --drop-last        leave the last step out of the steady state too\n"
 "  -x, --step-regex RE    steps are the spans whose name matches RE\n"
@@ -557,7 +557,7 @@ main(int argc, char **argv)
 		{ "peak-tflops", required_argument, NULL, 'p' },
 		{ "per-device", no_argument, NULL, 'd' },
 		{ "print-peaks", no_argument, NULL, OPT_PRINT_PEAKS },
-		{ "ranks", no_argument, NULL, 'r' },
+		{ "ranks", no_argument, NULL, 'R' },
 		{ "step-regex", required_argument, NULL, 'x' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "warmup", required_argument, NULL, 'w' },
@@ -576,7 +576,7 @@ main(int argc, char **argv)
 	memset(&so, 0, sizeof so);
 	memset(&r, 0, sizeof r);
 	so.flops = 1;
-	while ((ch = getopt_long(argc, argv, "dho:p:rsVw:x:", opts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "dho:p:RrsVw:x:", opts, NULL)) != -1)
 		switch (ch) {
 		case 'd':
 			so.per_device = 1;
@@ -596,7 +596,10 @@ main(int argc, char **argv)
 				    optarg, 1e-9, 1e9);
 			break;
 		}
-		case 'r':
+		case 'r':	/* -r is --rules elsewhere */
+			nd_cli_deprecated("-r", "-R (--ranks)");
+			/* FALLTHROUGH */
+		case 'R':
 			ranks = 1;
 			break;
 		case 's':

@@ -1,4 +1,5 @@
 #include "nd_by.h"
+#include "nd_hash.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -17,9 +18,23 @@ struct bykey {
 	unsigned bit;		/* K_INT: ND_HAS_* */
 };
 
+/* What nd_by_key saw, for nd_by_check: whether each key had a value and,
+ * while some key has had none yet, the keys the records have (so the cost
+ * is one test a key once every key has been seen).  Behind a pointer so
+ * that nd_by_key can note it through a const nd_by. */
+#define CENSUS_MAX 200
+struct bystats {
+	uint64_t calls;
+	unsigned char *present;	/* per key: it had a value */
+	size_t unseen;		/* keys with present 0 */
+	nd_intern *keys;	/* the census, at most CENSUS_MAX keys */
+	nd_buf tmp;
+};
+
 struct nd_by {
 	struct bykey *k;
 	size_t n;
+	struct bystats *st;
 };
 
 static const struct {
@@ -50,6 +65,12 @@ nd_by_free(nd_by *b)
 	for (size_t i = 0; i < b->n; i++)
 		free(b->k[i].key);
 	free(b->k);
+	if (b->st != NULL) {
+		free(b->st->present);
+		nd_intern_free(b->st->keys);
+		nd_buf_free(&b->st->tmp);
+		free(b->st);
+	}
 	free(b);
 }
 
@@ -94,7 +115,114 @@ nd_by_parse(const char *spec, const char *const *reserved, size_t nreserved,
 		nd_by_free(b);
 		return NULL;
 	}
+	b->st = nd_xcalloc(1, sizeof *b->st);
+	b->st->present = nd_xcalloc(b->n, sizeof *b->st->present);
+	b->st->unseen = b->n;
+	b->st->keys = nd_intern_new();
 	return b;
+}
+
+static void
+census_add(struct bystats *st, const char *s, size_t n)
+{
+	if (nd_intern_count(st->keys) < CENSUS_MAX)
+		(void)nd_intern_id(st->keys, s, n);
+}
+
+/* The top-level and args keys of ev into the census. */
+static void
+census(struct bystats *st, const nd_event *ev)
+{
+	for (size_t i = 0; i < ev->nmembers; i++) {
+		const nd_jval *k = &ev->members[i].key;
+
+		if (k->len >= 2)
+			census_add(st, k->raw + 1, k->len - 2);
+	}
+	if (ev->args.type == ND_JOBJ) {
+		nd_jiter it;
+		nd_jval k, v;
+		nd_jerr e;
+
+		nd_jiter_init(&it, &ev->args, ev->line);
+		while (nd_jiter_next(&it, &k, &v, &e) == 1 && k.len >= 2) {
+			nd_buf_reset(&st->tmp);
+			nd_buf_adds(&st->tmp, "args.");
+			nd_buf_add(&st->tmp, k.raw + 1, k.len - 2);
+			census_add(st, st->tmp.p, st->tmp.len);
+		}
+	}
+}
+
+static int
+is_standard(const char *key)
+{
+	/* ndtrace(7)'s span members besides the typed ones. */
+	static const char *const more[] = { "type", "ts_ns", "dur_ns",
+		"source", "args", "flow", "correlation", "context" };
+
+	for (size_t i = 0; i < sizeof typed / sizeof *typed; i++)
+		if (strcmp(key, typed[i].key) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+		if (strcmp(key, more[i]) == 0)
+			return 1;
+	return strncmp(key, "args.", 5) == 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void
+nd_by_note(const nd_by *b, const nd_event *ev, size_t i, int had)
+{
+	struct bystats *st = b->st;
+
+	if (i == 0)
+		st->calls++;
+	if (ND_UNLIKELY(st->present[i] == 0)) {
+		if (had) {
+			st->present[i] = 1;
+			st->unseen--;
+		} else if (i == 0)
+			census(st, ev);
+	}
+}
+
+void
+nd_by_check(const nd_by *b, const char *opt)
+{
+	const struct bystats *st = b->st;
+
+	if (st->calls == 0 || st->unseen == 0)
+		return;
+	for (size_t i = 0; i < b->n; i++) {
+		uint32_t nk = nd_intern_count(st->keys);
+		const char **names;
+		static nd_buf list;	/* static: still reachable at exit */
+
+		if (st->present[i] != 0)
+			continue;
+		names = nd_xcalloc(nk + 1, sizeof *names);
+		for (uint32_t j = 0; j < nk; j++)
+			names[j] = nd_intern_str(st->keys, j, NULL);
+		qsort(names, nk, sizeof *names, cmp_str);
+		for (uint32_t j = 0; j < nk; j++) {
+			if (j > 0)
+				nd_buf_adds(&list, ", ");
+			nd_buf_adds(&list, names[j]);
+		}
+		if (nk >= CENSUS_MAX)
+			nd_buf_adds(&list, ", ...");
+		free(names);
+		nd_die(ND_EXIT_ERROR, "%s %s: %s; the spans have: %s", opt,
+		    b->k[i].key, is_standard(b->k[i].key) ?
+		    "no span has this key" : "not a standard key, and no span "
+		    "has it", list.len > 0 ? list.p : "(no keys)");
+	}
 }
 
 size_t
@@ -132,8 +260,12 @@ void
 nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
     nd_buf *k, nd_buf *tmp)
 {
+	struct bystats *st = b->st;
+
+	st->calls++;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct bykey *x = &b->k[i];
+		size_t before = k->len;
 
 		switch (x->kind) {
 		case K_STR: {
@@ -184,7 +316,15 @@ nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
 				nd_aggkey_none(k);
 		}
 		}
+		/* The first value of key i (a field not tagged absent). */
+		if (ND_UNLIKELY(st->present[i] == 0) &&
+		    k->p[before] != ND_AGGKEY_NONE) {
+			st->present[i] = 1;
+			st->unseen--;
+		}
 	}
+	if (ND_UNLIKELY(st->unseen != 0))
+		census(st, ev);
 }
 
 int

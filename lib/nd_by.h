@@ -40,6 +40,14 @@ const char *nd_by_name(const nd_by *b, size_t i, const char **arg);
 /* Append the key fields of ev to k (not reset). */
 void nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
     nd_buf *k, nd_buf *tmp);
+/* After the last nd_by_key: when a key had no value on any of the records
+ * given to nd_by_key (a typo, most likely), die with "prog: OPT KEY: no
+ * span has this key; the spans have: a, b, args.c" (saying too when KEY is
+ * not a standard key), exit 2.  No record at all is no error. */
+void nd_by_check(const nd_by *b, const char *opt);
+/* The same bookkeeping for callers that look the keys up themselves: key
+ * i of b had a value on ev (had != 0) or not; call it for i = 0 first. */
+void nd_by_note(const nd_by *b, const nd_event *ev, size_t i, int had);
 /* Append a JSON value as one key field: strings decoded, null as absent
  * (how --merge reads back the key arrays of partial results). */
 void nd_by_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v);

@@ -13,8 +13,7 @@ void
 nd_cli_help(const char *usage_text)
 {
 	fputs(usage_text, stdout);
-	if (fflush(stdout) != 0)
-		exit(errno == EPIPE ? 0 : ND_EXIT_ERROR);
+	nd_stdout_flush();
 	exit(ND_EXIT_OK);
 }
 
@@ -34,7 +33,14 @@ void
 nd_cli_version(void)
 {
 	printf("%s (ndtrace) %s\n", nd_progname, ND_VERSION);
-	exit(fflush(stdout) == 0 ? ND_EXIT_OK : ND_EXIT_ERROR);
+	nd_stdout_flush();
+	exit(ND_EXIT_OK);
+}
+
+void
+nd_cli_deprecated(const char *old, const char *now)
+{
+	nd_warn("%s is deprecated: use %s", old, now);
 }
 
 int
@@ -51,7 +57,11 @@ nd_parse_duration(const char *s, int64_t *ns)
 	num_end = p;
 	if (num_end == s || *s == '-' || *s == '+')
 		return -1;
-	if (*p == '\0' || strcmp(p, "ns") == 0)
+	/* A bare number is refused (is "10" ns or us?), except 0, which is
+	 * the same in every unit. */
+	if (*p == '\0' && strspn(s, "0.") == (size_t)(p - s))
+		scale = 0;
+	else if (strcmp(p, "ns") == 0)
 		scale = 0;
 	else if (strcmp(p, "us") == 0 || strcmp(p, "\xc2\xb5s") == 0)
 		scale = 3;
@@ -96,7 +106,8 @@ nd_cli_duration(const char *opt, const char *s)
 
 	if (nd_parse_duration(s, &v) != 0)
 		nd_die(ND_EXIT_ERROR, "invalid duration for %s: '%s' "
-		    "(use e.g. 500ns, 10us, 1.5ms, 2s)", opt, s);
+		    "(a number with a unit: e.g. 500ns, 10us, 1.5ms, 2s)",
+		    opt, s);
 	return v;
 }
 

@@ -14,7 +14,10 @@
  *
  * Long options --help and --version are spelled ND_CLI_STD_LONGOPTS.
  * Durations on the command line take a unit suffix: ns, us, ms, s (and
- * decimals: "1.5ms"); a bare number means nanoseconds.
+ * decimals: "1.5ms"); a bare number is an error, except 0.
+ *
+ * One meaning, one option letter across the programs; an old letter that
+ * meant something else still works, with nd_cli_deprecated's warning.
  */
 #ifndef ND_CLI_H
 #define ND_CLI_H
@@ -33,6 +36,9 @@ _Noreturn void nd_cli_help(const char *usage_text);
 _Noreturn void nd_cli_usage(const char *usage_text);
 _Noreturn void nd_cli_version(void);
 
+/* "prog: OLD is deprecated: use NOW" on stderr (NOW e.g. "-K
+ * (--kernel-wait)"); the caller then does what NOW does. */
+void nd_cli_deprecated(const char *old, const char *now);
 /* Parse a duration into ns; 0 ok, -1 malformed or out of range. */
 int nd_parse_duration(const char *s, int64_t *ns);
 /* Parse a non-negative integer option value or die with

@@ -3,6 +3,7 @@
  */
 #include "nd_diff.h"
 
+#include "nd_by.h"
 #include "nd_cli.h"
 #include "nd_event.h"
 #include "nd_hash.h"
@@ -137,7 +138,7 @@ by_value(const nd_event *ev, const char *by, nd_buf *tmp)
 	const nd_jval *pv = NULL;
 
 	if (strncmp(by, "args.", 5) == 0) {
-		if (nd_event_arg(ev, by + 5, &v) == 0)
+		if (nd_event_arg(ev, by + 5, &v))	/* 1: found */
 			pv = &v;
 	} else
 		pv = nd_event_get(ev, by);
@@ -249,12 +250,19 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 	nd_buf tmp = ND_BUF_INIT;
 	nd_event ev;
 	int64_t cur = -1;
+	const char *bad;
+	nd_by *byk = nd_by_parse(o->by, NULL, 0, &bad);	/* for nd_by_check */
+	int bydim = ND_DIM_BY;
 
+	if (byk == NULL)
+		nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", o->by);
 	s->by = o->by;
 	s->ndim = ND_DIM_BY;
 	for (int d = 0; d < ND_DIM_BY; d++)
-		if (strcmp(o->by, dim_names[d]) == 0)
+		if (strcmp(o->by, dim_names[d]) == 0) {
 			s->by = NULL;
+			bydim = d;
+		}
 	if (s->by != NULL)
 		s->ndim = ND_NDIM;
 	for (int d = 0; d < s->ndim; d++)
@@ -321,6 +329,7 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 			kv[ND_DIM_CAT] = ev.cat;
 			if (s->by != NULL)
 				kv[ND_DIM_BY] = by_value(&ev, s->by, &tmp);
+			nd_by_note(byk, &ev, 0, kv[bydim].p != NULL);
 			for (int d = 0; d < s->ndim; d++)
 				p->id[d] = key_id(&s->dim[d], kv[d]);
 			p->dev = nd_span_kind(&ev) == ND_KIND_DEVICE;
@@ -338,6 +347,8 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 		flush_steps(s, steps);
 		nd_nest_flush_all(nest);
 	}
+	nd_by_check(byk, "--by");
+	nd_by_free(byk);
 	summarise_steps(s, o->warmup);
 	nd_stream_close(st);
 	nd_event_free(&ev);

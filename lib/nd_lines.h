@@ -20,6 +20,12 @@ char *nd_lines_next(nd_lines *lr, size_t *len, int *nonl);
 uint64_t nd_lines_lineno(const nd_lines *lr);
 /* Decompressed byte offset of the start of the current line. */
 uint64_t nd_lines_offset(const nd_lines *lr);
+/* When the input is a document to convert first (a Chrome/Kineto trace
+ * JSON, an XPlane protobuf, either gzipped), die with "prog: FILE: a ...,
+ * not an ndtrace stream: convert it first: CONVERTER FILE | prog" (exit 2);
+ * else return.  Call it when line 1 is not a valid record (an earlier or
+ * later call returns): readers never guess while the stream is valid. */
+void nd_lines_foreign(nd_lines *lr);
 void nd_lines_set_max(nd_lines *lr, size_t max);
 void nd_lines_close(nd_lines *lr);	/* does not close the nd_in */
 

@@ -106,8 +106,9 @@ for i in range(3): sys.stdout.write("x"*(3_000_000+i)+"\n")' > "$T/big.txt"
 }
 
 @test "nd_cli: durations with unit suffixes" {
-	run nd-unit duration 500ns 10us 1.5ms 2s 7 0.5us 1.0005us 3h -1ms "" 1e3us ms
-	assert_output $'500\n10000\n1500000\n2000000000\n7\n500\n1001\ninvalid\ninvalid\ninvalid\ninvalid\ninvalid'
+	# a bare number is not a duration (issue 18: `--min 10`), except 0
+	run nd-unit duration 500ns 10us 1.5ms 2s 7 0.5us 1.0005us 3h -1ms "" 1e3us ms 0
+	assert_output $'500\n10000\n1500000\n2000000000\ninvalid\n500\n1001\ninvalid\ninvalid\ninvalid\ninvalid\ninvalid\n0'
 }
 
 @test "nd_hash: interning gives dense stable ids; map64 survives deletes" {
@@ -133,7 +134,9 @@ for i in range(3): sys.stdout.write("x"*(3_000_000+i)+"\n")' > "$T/big.txt"
 
 @test "nd_out: SIGINT removes the temporary file" {
 	mkfifo "$T/fifo"
-	nd-unit out-hang "$T/h.txt" > "$T/fifo" &
+	# A script's background job ignores SIGINT, and an ignored signal stays
+	# ignored (nohup): start it with the default action.
+	env --default-signal=INT nd-unit out-hang "$T/h.txt" > "$T/fifo" &
 	pid=$!
 	read -r line < "$T/fifo"
 	[ "$line" = ready ]

@@ -142,7 +142,7 @@ EOF
 	{ echo "$META"
 	  echo '{"type":"span","ts_ns":1000,"dur_ns":1000,"name":"a","pid":1,"tid":1,"device":"GPU:0","step":3,"class":"compute","family":"matmul","scope":"fwd/l0"}'
 	} > "$T/s.ndjson"
-	run bash -c "ndjson2chrome -k '$T/s.ndjson' | sed -n 2p"
+	run bash -c "ndjson2chrome -D '$T/s.ndjson' | sed -n 2p"
 	assert_output '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"ndtrace":{"step":3,"scope":"fwd/l0","class":"compute","family":"matmul","device":"GPU:0"}}},'
 }
 
@@ -160,8 +160,8 @@ EOF
 	assert_line --index 0 '{"traceEvents":['
 	run ndjson2chrome --bogus
 	assert_failure 2
-	assert_line --index 1 'usage: ndjson2chrome [-hkV] [-o file] [file ...]'
+	assert_line --index 1 'usage: ndjson2chrome [-DhV] [-o file] [file ...]'
 	run ndjson2chrome -h
 	assert_success
-	assert_line --index 0 'usage: ndjson2chrome [-hkV] [-o file] [file ...]'
+	assert_line --index 0 'usage: ndjson2chrome [-DhV] [-o file] [file ...]'
 }

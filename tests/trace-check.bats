@@ -96,12 +96,12 @@ E
 
 @test "problems are capped; -q reports none; exit status 1 either way" {
 	{ echo "$META"; for i in $(seq 30 -1 1); do span "$i" 1; done; } > "$T/c.ndjson"
-	run trace-check -m 3 "$T/c.ndjson"
+	run trace-check -M 3 "$T/c.ndjson"
 	assert_failure 1
 	assert_equal "${#lines[@]}" 4
 	assert_line --index 3 "trace-check: 26 more problems not shown"
 	# independent count: 29 descending steps after the first span
-	run bash -c "trace-check -m 0 '$T/c.ndjson' 2>&1 | grep -c 'out of order'"
+	run bash -c "trace-check -M 0 '$T/c.ndjson' 2>&1 | grep -c 'out of order'"
 	assert_output 29
 	run trace-check -q "$T/c.ndjson"
 	assert_failure 1
@@ -120,8 +120,8 @@ E
 	run trace-check --bogus
 	assert_failure 2
 	assert_line --index 0 "trace-check: unrecognized option '--bogus'"
-	assert_line --index 1 "usage: trace-check [-hqVv] [-m max] [file ...]"
-	run trace-check -m x
+	assert_line --index 1 "usage: trace-check [-hqVv] [-M max] [file ...]"
+	run trace-check -M x
 	assert_failure 2
 	assert_output "trace-check: invalid value for --max-problems: 'x'"
 	run trace-check --version

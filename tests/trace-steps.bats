@@ -336,22 +336,22 @@ rank_stream() { # rank origin
 @test "--ranks: spread per step and the straggler, named when slow in most steps" {
 	rank_stream 0 1700000000000000000 > "$T/r0.ndjson"
 	rank_stream 1 1700000000000000000 > "$T/r1.ndjson"
-	run bash -c "trace-steps -r '$T/r0.ndjson' '$T/r1.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock,.straggler_rank,.lag_ns,.last_rank,.last_by_ns,.dur_spread_ns,.end_spread_ns]'"
+	run bash -c "trace-steps -R '$T/r0.ndjson' '$T/r1.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock,.straggler_rank,.lag_ns,.last_rank,.last_by_ns,.dur_spread_ns,.end_spread_ns]'"
 	assert_output - <<'E'
 [1,2,"absolute",1,200,0,0,0,0]
 [2,2,"absolute",1,600,0,0,0,0]
 [3,2,"absolute",0,100,1,100,100,100]
 E
-	run bash -c "trace-steps -r '$T/r0.ndjson' '$T/r1.ndjson' | jq -c 'select(.type==\"straggler\") | [.steps,.rank,.source,.straggler_steps,[.counts[].straggler_steps]]'"
+	run bash -c "trace-steps -R '$T/r0.ndjson' '$T/r1.ndjson' | jq -c 'select(.type==\"straggler\") | [.steps,.rank,.source,.straggler_steps,[.counts[].straggler_steps]]'"
 	assert_output '[3,1,"r1.json",2,[1,2]]'
 	# fan out and reduce: the same answer from per-rank runs
-	run bash -c "{ trace-steps '$T/r0.ndjson'; trace-steps '$T/r1.ndjson'; } | trace-steps -r -s | grep -v '\"type\":\"meta\"' | grep -v '\"type\":\"step\",' | md5sum"
+	run bash -c "{ trace-steps '$T/r0.ndjson'; trace-steps '$T/r1.ndjson'; } | trace-steps -R -s | grep -v '\"type\":\"meta\"' | grep -v '\"type\":\"step\",' | md5sum"
 	want=$output
-	run bash -c "trace-steps -r -s '$T/r0.ndjson' '$T/r1.ndjson' | grep -v '\"type\":\"meta\"' | grep -v '\"type\":\"step\",' | md5sum"
+	run bash -c "trace-steps -R -s '$T/r0.ndjson' '$T/r1.ndjson' | grep -v '\"type\":\"meta\"' | grep -v '\"type\":\"step\",' | md5sum"
 	assert_output "$want"
 	# no absolute clock: ranks compared by busy time (dur - wait)
 	rank_stream 1 0 > "$T/r1z.ndjson"
-	run bash -c "trace-steps -r '$T/r0.ndjson' '$T/r1z.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.clock,.straggler_rank,.lag_ns]'"
+	run bash -c "trace-steps -R '$T/r0.ndjson' '$T/r1z.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.clock,.straggler_rank,.lag_ns]'"
 	assert_output - <<'E'
 ["relative",1,200]
 ["relative",1,600]
@@ -422,7 +422,6 @@ E
 
 need_chrome() {
 	need_fixtures
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "chrome2ndjson not built yet"
 }
 
 # step records = ProfilerStep# host spans; parts add up; the independent
@@ -447,7 +446,7 @@ check_fixture() { # file
 		check_fixture "$FIXTURES/chrome/hta_sampled_rank-$r.json.gz"
 	done
 	chrome2ndjson "$FIXTURES"/chrome/hta_sampled_rank-[01].json.gz > "$T/both.ndjson"
-	run bash -c "trace-steps -r '$T/both.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock]'"
+	run bash -c "trace-steps -R '$T/both.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock]'"
 	assert_output - <<'E'
 [551,2,"absolute"]
 [552,2,"absolute"]
@@ -462,25 +461,24 @@ E
 	# rank 1 sleeps 100 ms in step 2 while rank 0 waits in gloo:all_reduce
 	chrome2ndjson --rank 0 "$FIXTURES/torch-legacy/ddp_rank0.pt.trace.json.gz" > "$T/d0.ndjson"
 	chrome2ndjson --rank 1 "$FIXTURES/torch-legacy/ddp_rank1.pt.trace.json.gz" > "$T/d1.ndjson"
-	run bash -c "trace-steps -r '$T/d0.ndjson' '$T/d1.ndjson' | jq -c 'select(.type==\"step_ranks\" and .step==2) | [.straggler_rank, .lag_ns > 100000000]'"
+	run bash -c "trace-steps -R '$T/d0.ndjson' '$T/d1.ndjson' | jq -c 'select(.type==\"step_ranks\" and .step==2) | [.straggler_rank, .lag_ns > 100000000]'"
 	assert_output '[1,true]'
-	run bash -c "trace-steps -r '$T/d0.ndjson' '$T/d1.ndjson' | jq -c 'select(.type==\"straggler\") | .rank'"
+	run bash -c "trace-steps -R '$T/d0.ndjson' '$T/d1.ndjson' | jq -c 'select(.type==\"straggler\") | .rank'"
 	assert_output 1
 }
 
 @test "real: DLRM on 8 ranks: the straggler is the rank the others wait for" {
 	need_chrome
 	chrome2ndjson "$FIXTURES"/chrome/dlrm_8ranks/*.gz > "$T/dlrm.ndjson"
-	run bash -c "trace-steps -r '$T/dlrm.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock,.straggler_rank]'"
+	run bash -c "trace-steps -R '$T/dlrm.ndjson' | jq -c 'select(.type==\"step_ranks\") | [.step,.ranks,.clock,.straggler_rank]'"
 	assert_output '[10,8,"absolute",7]'
-	run bash -c "trace-steps -r '$T/dlrm.ndjson' | jq -c 'select(.type==\"straggler\") | [.rank, .straggler_steps]'"
+	run bash -c "trace-steps -R '$T/dlrm.ndjson' | jq -c 'select(.type==\"straggler\") | [.rank, .straggler_steps]'"
 	assert_output '[7,1]'
 	check_fixture "$FIXTURES/chrome/dlrm_8ranks/worker7_step_12.1694128201553.pt.trace.json.gz"
 }
 
 @test "real: XPlane Steps lines (TF on 8 GPUs): one window per device" {
 	need_fixtures
-	[ -x "$ND_BIN/xplane2ndjson" ] || skip "xplane2ndjson not built yet"
 	xplane2ndjson "$FIXTURES/xplane/tf_gpu_8gpu_worker.xplane.pb" > "$T/x.ndjson"
 	n=$(jq -s '[.[] | select(.type=="span" and .thread=="Steps" and (.process|startswith("/device:")))] | length' "$T/x.ndjson")
 	run bash -c "trace-steps -d '$T/x.ndjson' | jq -s '[.[] | select(.type==\"step\" and .marker==\"steps_line\")] | length'"
@@ -497,7 +495,6 @@ E
 
 @test "real: every XPlane fixture: parts add up, the independent script agrees" {
 	need_fixtures
-	[ -x "$ND_BIN/xplane2ndjson" ] || skip "xplane2ndjson not built yet"
 	for f in "$FIXTURES"/xplane/rocm*.xplane.pb "$FIXTURES"/xplane/tpu*.xplane.pb; do
 		xplane2ndjson "$f" > "$T/x.ndjson"
 		# the TPU profile has no Steps line: its XLA modules are the steps
