@@ -30,8 +30,9 @@ LIB_OBJ = $(patsubst lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) \
 	$(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
 BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
 
-.PHONY: all deps demo check check-asan check-valgrind test test-asan bench \
-	install uninstall clean lint-man fuzz fuzz-build asan
+.PHONY: all deps demo check check-asan check-valgrind check-valgrind-full \
+	check-long test test-asan test-both bench install uninstall clean \
+	lint-man fuzz fuzz-build fuzz-long asan
 .SUFFIXES:
 .SECONDARY:
 
@@ -71,8 +72,9 @@ deps:
 	@sh scripts/deps.sh
 
 # The ASan+UBSan variant lives in its own tree.
+ASAN_BUILD ?= build-asan
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT='-O1 -g' \
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT='-O1 -g' \
 	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' all
 
 test: all
@@ -80,21 +82,48 @@ test: all
 
 test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	    ND_BIN=$(CURDIR)/build-asan/bin ND_ASAN=1 bats tests
+	    ND_BIN=$(CURDIR)/$(ASAN_BUILD)/bin ND_ASAN=1 bats tests
 
+# The whole gate, under 25 minutes on two idle cores: the build, the man
+# pages, both test passes side by side, valgrind on a quick set and a fuzz
+# smoke run.  The long runs are check-long (every fixture under valgrind,
+# the fan-out recipes 200 times, FUZZ_LONG_SECONDS per harness).
 check: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory lint-man
-	@$(MAKE) --no-print-directory test
-	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-both
 	@$(MAKE) --no-print-directory check-valgrind
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
-# valgrind's memcheck over xplane2ndjson, chrome2ndjson and trace-mem on the
-# real profiles of ../shared/fixtures (generated ones when absent): no
-# error, no definite leak.  About 1.5 minutes of CPU, so part of check.
+check-long: deps
+	@$(MAKE) --no-print-directory check-valgrind-full
+	@$(MAKE) --no-print-directory check-fanout
+	@$(MAKE) --no-print-directory fuzz-long
+
+# Both bats passes at once (tests/passes.sh): about the time of the slower.
+test-both: all asan
+	@sh tests/passes.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(ASAN_BUILD)
+
+# valgrind's memcheck over xplane2ndjson, chrome2ndjson and trace-mem: no
+# error, no definite leak.  check-valgrind (part of check) takes the small
+# real profiles of tests/fixtures, one or more of each producer, and
+# generated ones; check-valgrind-full takes every fixture.
 check-valgrind: all
-	@sh tests/valgrind.sh $(CURDIR)/$(BUILD)/bin
+	@sh tests/valgrind.sh $(CURDIR)/$(BUILD)/bin quick
+
+check-valgrind-full: all
+	@sh tests/valgrind.sh $(CURDIR)/$(BUILD)/bin full
+
+# The documented fan-out recipes (README, cookbook, man pages, bench/fanout.mk)
+# FANOUT_RUNS times each in a row beside two busy loops, and the old racy
+# form (jobs sharing one pipe) as often: it must fail with its one-line
+# message, never merge wrongly.  tests/fanout.bats runs a few of each.
+FANOUT_RUNS ?= 200
+.PHONY: check-fanout
+check-fanout: all
+	@bash tests/fanout-stress.sh $(CURDIR)/$(BUILD)/bin \
+	    $${ND_FIXTURES:-$(CURDIR)/tests/fixtures} $(FANOUT_RUNS)
 
 lint-man:
 	@for m in man/*.[17]; do \
@@ -136,7 +165,10 @@ uninstall:
 # own error messages are silenced (-close_fd_mask=2); libFuzzer's report
 # and a sanitizer's still reach build-fuzz/NAME.log.
 FUZZ_SECONDS ?= 60
-CHECK_FUZZ_SECONDS ?= 20
+CHECK_FUZZ_SECONDS ?= 10
+FUZZ_LONG_SECONDS ?= 600
+# Where the fuzz build, corpus, logs and crash inputs go.
+FUZZ_BUILD ?= build-fuzz
 FUZZERS = $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 # Small I/O blocks in the fuzz build: a 4 MiB buffer per input would cost
@@ -144,28 +176,38 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_DEFS = -DND_CHROME_BLOCK=4096 -DND_IN_BLOCK=4096 -DND_OUT_FLUSH_AT=4096
 
 fuzz-build:
-	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT='-O1 -g' \
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT='-O1 -g' \
 	    CFLAGS='$(CFLAGS) $(FUZZ_DEFS)' \
-	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' build-fuzz/libndtrace.a
+	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BUILD)/libndtrace.a
 	@for f in $(FUZZERS); do \
-	    clang -std=c11 -O1 -g -D_GNU_SOURCE -Ilib -Ibuild-fuzz/gen $(WARN) \
-	        -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/$$f fuzz/$$f.c \
-	        build-fuzz/libndtrace.a $(LDLIBS_ND) || exit 1; \
+	    clang -std=c11 -O1 -g -D_GNU_SOURCE -Ilib -I$(FUZZ_BUILD)/gen $(WARN) \
+	        -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_BUILD)/$$f fuzz/$$f.c \
+	        $(FUZZ_BUILD)/libndtrace.a $(LDLIBS_ND) || exit 1; \
 	done
 
 # Run each harness for FUZZ_SECONDS on a corpus seeded by fuzz/seeds.sh
-# (and fuzz/seeds-*.sh); a crash leaves its input in build-fuzz/ and fails
-# the target.  `make fuzz FUZZ_SECONDS=600` is the long run.
+# (and fuzz/seeds-*.sh); a crash leaves its input in $(FUZZ_BUILD)/ and fails
+# the target.  First each harness runs the empty input alone (a zero-byte
+# crash artefact once sat at the top of the tree).  `make fuzz-long` is the
+# long run (FUZZ_LONG_SECONDS each, part of check-long).
+fuzz-long:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
 fuzz: fuzz-build all
-	@sh fuzz/seeds.sh $(CURDIR)/$(BUILD)/bin build-fuzz/corpus
+	@sh fuzz/seeds.sh $(CURDIR)/$(BUILD)/bin $(FUZZ_BUILD)/corpus
+	@for f in $(FUZZERS); do \
+	    ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/$$f $(FUZZ_BUILD)/corpus/$$f/empty \
+	        >$(FUZZ_BUILD)/$$f-empty.log 2>&1 \
+	        || { echo "fuzz: $$f fails on the empty input"; tail -40 $(FUZZ_BUILD)/$$f-empty.log; exit 1; }; \
+	done; echo "fuzz: every harness takes the empty input"
 	@for f in $(FUZZERS); do \
 	    echo "fuzz: $$f for $(FUZZ_SECONDS)s"; \
-	    ASAN_OPTIONS=detect_leaks=0 build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) \
+	    ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/$$f -max_total_time=$(FUZZ_SECONDS) \
 	        -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	        -close_fd_mask=2 \
-	        -artifact_prefix=build-fuzz/$$f- build-fuzz/corpus/$$f 2>build-fuzz/$$f.log \
-	        || { tail -40 build-fuzz/$$f.log; exit 1; }; \
-	    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|cov: ' build-fuzz/$$f.log | tail -3; \
+	        -artifact_prefix=$(FUZZ_BUILD)/$$f- $(FUZZ_BUILD)/corpus/$$f 2>$(FUZZ_BUILD)/$$f.log \
+	        || { tail -40 $(FUZZ_BUILD)/$$f.log; exit 1; }; \
+	    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|cov: ' $(FUZZ_BUILD)/$$f.log | tail -3; \
 	done
 
 clean:

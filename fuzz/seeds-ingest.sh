@@ -2,7 +2,7 @@
 # Seeds for fuzz_xplane, fuzz_xplane2ndjson (the same files) and
 # fuzz_chrome: the generators' tiny and broken
 # profiles, small Kineto traces (plain and gzip), hand-made edge cases, and
-# the small files of ../shared/fixtures (under 64 KiB, the -max_len).
+# the small files of tests/fixtures (under 64 KiB, the -max_len).
 #   sh fuzz/seeds-ingest.sh BIN_DIR CORPUS_DIR FIXTURES_DIR
 set -eu
 BIN=$1

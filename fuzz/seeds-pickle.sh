@@ -1,7 +1,7 @@
 #!/bin/sh
 # Seeds for fuzz_pickle: pickles of every protocol written by Python's own
 # pickler (plain data and small memory snapshots), hand-made hostile ones,
-# and the start of the real snapshot from ../shared/fixtures.
+# and the start of the real snapshot from tests/fixtures.
 #   sh fuzz/seeds-pickle.sh BIN_DIR CORPUS_DIR FIXTURES_DIR
 set -eu
 C=$2/fuzz_pickle

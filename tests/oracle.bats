@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # An independent oracle for exclusive time: PyTorch's own key_averages()
 # (self CPU time per operator, in us) saved next to each trace that
-# Debian's PyTorch 1.13 wrote (../shared/fixtures/torch-legacy).
+# Debian's PyTorch 1.13 wrote (tests/fixtures/torch-legacy).
 #
 # What agreement is justified, and why:
 # - The legacy writer truncates start and duration to whole microseconds;
@@ -31,8 +31,6 @@ load helpers
 setup() {
 	T="$BATS_TEST_TMPDIR"
 	need_fixtures
-	[ -d "$FIXTURES/torch-legacy" ] || skip "no torch-legacy fixtures"
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "chrome2ndjson is not built yet"
 	ORACLE="$BATS_TEST_DIRNAME/tools/torch_oracle.py"
 	REF="$BATS_TEST_DIRNAME/tools/nest_ref.py"
 }

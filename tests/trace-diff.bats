@@ -279,7 +279,6 @@ delta() {
 
 @test "real pair: torch before/after -- the larger MLP tops the regressed list" {
 	need_fixtures
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "no chrome2ndjson"
 	"$ND_BIN/chrome2ndjson" -o "$T/b.nd" "$FIXTURES/torch-legacy/before.pt.trace.json.gz"
 	"$ND_BIN/chrome2ndjson" -o "$T/a.nd" "$FIXTURES/torch-legacy/after.pt.trace.json.gz"
 	run "$ND_BIN/trace-diff" "$T/b.nd" "$T/a.nd"
@@ -309,7 +308,6 @@ for l in open(sys.argv[1]):
 
 @test "real pair: HTA trace_diff control/test; same file refused" {
 	need_fixtures
-	[ -x "$ND_BIN/chrome2ndjson" ] || skip "no chrome2ndjson"
 	"$ND_BIN/chrome2ndjson" -o "$T/c.nd" "$FIXTURES/chrome/hta_diff_control.json.gz"
 	"$ND_BIN/chrome2ndjson" -o "$T/t.nd" "$FIXTURES/chrome/hta_diff_test.json.gz"
 	run "$ND_BIN/trace-diff" --fail-on 'step.median>+5%' \
@@ -333,7 +331,6 @@ for l in open(sys.argv[1]):
 }
 
 @test "examples/diff.mk: generated profiles and a profile directory -> reports, diff, gate, history" {
-	[ -x "$ND_BIN/gen-xplane" ] && [ -x "$ND_BIN/xplane2ndjson" ] || skip "no gen-xplane"
 	cd "$BATS_TEST_DIRNAME/.."
 	run make -s -f examples/diff.mk diff ND_BIN="$ND_BIN" DIFF_DIR="$T/mk" \
 	    DIFF_EVENTS=5000 LABEL=gen
