@@ -88,9 +88,11 @@ test-asan: asan
 # pages, both test passes side by side, valgrind on a quick set and a fuzz
 # smoke run.  The long runs are check-long (every fixture under valgrind,
 # the fan-out recipes 200 times, FUZZ_LONG_SECONDS per harness).
+# The builds take both cores (JOBS); the tests run two passes side by side.
+JOBS ?= 2
 check: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory -j$(JOBS) all
+	@$(MAKE) --no-print-directory -j$(JOBS) asan
 	@$(MAKE) --no-print-directory lint-man
 	@$(MAKE) --no-print-directory test-both
 	@$(MAKE) --no-print-directory check-valgrind
@@ -176,7 +178,7 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_DEFS = -DND_CHROME_BLOCK=4096 -DND_IN_BLOCK=4096 -DND_OUT_FLUSH_AT=4096
 
 fuzz-build:
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT='-O1 -g' \
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=$(FUZZ_BUILD) CC=clang OPT='-O1 -g' \
 	    CFLAGS='$(CFLAGS) $(FUZZ_DEFS)' \
 	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BUILD)/libndtrace.a
 	@for f in $(FUZZERS); do \

@@ -25,3 +25,18 @@ need_fixtures() {
 runp() {
 	run bash -o pipefail -c "$1"
 }
+
+# bounded SECONDS KB CMD: run the shell command CMD (PATH as for run)
+# with at most SECONDS of CPU per process (4 times that under the
+# sanitizers) and, unless ND_ASAN is set, KB of address space.  CPU time,
+# not wall time, is what a quadratic shape exhausts; the wall-clock
+# timeout (generous: the machine may be busy) only stops a hang.
+bounded() {
+	local s=$1 kb=$2
+	shift 2
+	if [ -n "${ND_ASAN:-}" ]; then
+		run timeout "$((s * 20))" bash -c "ulimit -t $((s * 4)); $*"
+	else
+		run timeout "$((s * 10))" bash -c "ulimit -t $s; ulimit -v $kb; $*"
+	fi
+}

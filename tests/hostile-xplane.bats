@@ -77,18 +77,6 @@ xpb() {
 $(cat)" "$@"
 }
 
-# bounded SECONDS KB CMD: run the shell command CMD in at most SECONDS and,
-# unless ND_ASAN is set, KB of address space.
-bounded() {
-	local s=$1 kb=$2
-	shift 2
-	if [ -n "${ND_ASAN:-}" ]; then
-		run timeout "$((s * 4))" bash -c "$*"
-	else
-		run timeout "$s" bash -c "ulimit -v $kb; $*"
-	fi
-}
-
 # ---------- item 13: what the writer emits, trace-check takes ----------
 
 # The end record's warning for a file with relative times and no start.
