@@ -11,50 +11,13 @@
 set -eu
 X=$2/fuzz_xplane
 mkdir -p "$X" "$2/fuzz_xplane2ndjson"
-python3 - "$X" <<'EOF'
+top=$(cd "$(dirname "$0")/.." && pwd)
+python3 - "$X" "$top/tests/tools" <<'EOF'
 import os, sys
+sys.path.insert(0, sys.argv[2])
+from xpb import *     # the protobuf writer of tests/hostile-xplane.bats
 
 d = sys.argv[1]
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, n = n & 0x7f, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-def fv(num, val):
-    return varint(num << 3) + varint(val)
-
-def fb(num, data):
-    if isinstance(data, str):
-        data = data.encode()
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
-def stat(md, s):
-    return fv(1, md) + fb(5, s)
-
-def event(md, off, dur, stats=()):
-    return fv(1, md) + fv(2, off) + fv(3, dur) + b"".join(fb(4, s) for s in stats)
-
-def line(i, ts, evs, disp=None):
-    b = fv(1, i) + fb(2, "XLA Ops") + fv(3, ts)
-    if disp is not None:
-        b += fv(10, disp)
-    return b + b"".join(fb(4, e) for e in evs)
-
-def plane(i, name, lines, evmd=(), statmd=()):
-    b = fv(1, i) + fb(2, name) + b"".join(fb(3, l) for l in lines)
-    for k, n in evmd:
-        b += fb(4, fv(1, k) + fb(2, fv(1, k) + fb(2, n)))
-    for k, n in statmd:
-        b += fb(5, fv(1, k) + fb(2, fv(1, k) + fb(2, n)))
-    return b
-
-def space(planes):
-    return b"".join(fb(1, p) for p in planes)
 
 def put(name, data):
     with open(os.path.join(d, "shape-" + name), "wb") as f:
@@ -63,27 +26,27 @@ def put(name, data):
 M, S = (1 << 63) - 1, 1 << 53
 ev = [event(1, 0, 1000)]
 put("ids", space([plane(M, "/device:TPU:0",
-    [line(7, 0, ev, S - 1), line(8, 0, ev, S - 1), line(M, 0, ev),
-     line(S, 0, ev), line(-(1 << 63), 0, ev)], [(1, "op")])] +
-    [plane(i, "p", [line(1, 0, ev)], [(1, "op")])
+    [line(7, "XLA Ops", 0, ev, S - 1), line(8, "XLA Ops", 0, ev, S - 1), line(M, "XLA Ops", 0, ev),
+     line(S, "XLA Ops", 0, ev), line(-(1 << 63), "XLA Ops", 0, ev)], [(1, "op")])] +
+    [plane(i, "p", [line(1, "XLA Ops", 0, ev)], [(1, "op")])
      for i in (M, S - 1, S, -(1 << 63), -S - 1)]))
 put("dur", space([plane(1, "/device:TPU:0",
-    [line(1, 0, [event(1, -S * 1000, 9200000000000000000), event(1, 0, 1)])],
+    [line(1, "XLA Ops", 0, [event(1, -S * 1000, 9200000000000000000), event(1, 0, 1)])],
     [(1, "op")])]))
 put("long-string", space([plane(1, "/device:TPU:0",
-    [line(1, 0, [event(1, 0, 1000, [stat(2, "a" * 4000 + "\u00e9" + "\x01" * 4000)])])],
+    [line(1, "XLA Ops", 0, [event(1, 0, 1000, [stat(2, "a" * 4000 + "\u00e9" + "\x01" * 4000)])])],
     [(1, "n" * 3000)], [(2, "s")])]))
 put("many-stats", space([plane(1, "/device:TPU:0",
-    [line(1, 0, [event(1, 0, 1000, [stat(10 + k, "\x01" * 200) for k in range(40)])])],
+    [line(1, "XLA Ops", 0, [event(1, 0, 1000, [stat(10 + k, "\x01" * 200) for k in range(40)])])],
     [(1, "op")], [(10 + k, "s%d" % k) for k in range(40)])]))
 put("empty-planes", b"\x0a\x00" * 20000)
 put("empty-lines", space([plane(3, "/host:CPU", [b""] * 5000)]))
 put("sparse-md", space([plane(1, "/device:TPU:0",
-    [line(1, 0, [event(k, i * 1000, 1000) for i, k in enumerate((10**12, 5, -3, 1 << 62))])],
+    [line(1, "XLA Ops", 0, [event(k, i * 1000, 1000) for i, k in enumerate((10**12, 5, -3, 1 << 62))])],
     [(k, "op%d" % k) for k in (10**12, 5, -3, 1 << 62)])]))
 # a group at the top level (skipped), then a plane
 put("group", varint(99 << 3 | 3) + fv(1, 5) + varint(99 << 3 | 4) +
-    space([plane(1, "/device:TPU:0", [line(1, 0, ev)], [(1, "op")])]))
+    space([plane(1, "/device:TPU:0", [line(1, "XLA Ops", 0, ev)], [(1, "op")])]))
 put("huge-field", b"\x0a" + varint(1 << 62) + b"\x00" * 64)
 put("zeros", b"\x00" * 4096)
 EOF
