@@ -161,7 +161,7 @@ uninstall:
 
 # Fuzzing (clang's libFuzzer): every fuzz/fuzz_*.c is a harness: fuzz_xplane
 # (the XPlane decoder), fuzz_xplane2ndjson and fuzz_chrome (the two ingest
-# programs' whole conversion, their main renamed),
+# engines' whole conversion, nd_xpconv and nd_kineto, by their library API),
 # fuzz_ndjson (the record decoder), fuzz_cli (durations and decimals),
 # fuzz_pickle (the pickle reader and trace-mem's analysis).  The programs'
 # own error messages are silenced (-close_fd_mask=2); libFuzzer's report

@@ -1123,41 +1123,49 @@ tiny_stat(XStat *s, XStat **sp, size_t *n, int64_t md)
 	sp[(*n)++] = s;
 }
 
-/* Build the tiny profile with protobuf-c structures and pack it whole
- * (it is small).  broken selects a damage (NULL: none). */
-static unsigned char *
-tiny_pack(const char *broken, size_t *len)
-{
-	/* Stat metadata of the TPU plane. */
-	static const char *const snames[] = {
-		NULL, "tf_op", "flops", "group_id", "bytes_accessed", "big",
-		"ratio", "blob", "fusion_kind", "kLoop", "step_num", "note",
-		"neg"
-	};
-	enum { S_TFOP = 1, S_FLOPS, S_GROUP, S_BYTES, S_BIG, S_RATIO, S_BLOB,
-	    S_FKIND, S_KLOOP, S_STEPNUM, S_NOTE, S_NEG, S_N };
+/* Stat metadata of the tiny TPU plane. */
+static const char *const tiny_snames[] = {
+	NULL, "tf_op", "flops", "group_id", "bytes_accessed", "big",
+	"ratio", "blob", "fusion_kind", "kLoop", "step_num", "note",
+	"neg"
+};
+enum { S_TFOP = 1, S_FLOPS, S_GROUP, S_BYTES, S_BIG, S_RATIO, S_BLOB,
+    S_FKIND, S_KLOOP, S_STEPNUM, S_NOTE, S_NEG, S_N };
+
+/* The protobuf-c structures of the tiny profile, filled in parts. */
+struct tiny {
+	const char *broken;	/* the damage asked for, or NULL */
+	int64_t bad;		/* the id a damaged reference has */
 	XStatMetadata sm[S_N];
 	StMdEntry se[S_N], *sep[S_N];
 	XEventMetadata em[8];
 	EvMdEntry ee[8], *eep[8];
 	XStat st[40], *mdsp[8][6];
 	XStat *evsp[16][6];
-	size_t nst = 0;
+	size_t nst;		/* st[] used */
 	XEvent ev[16], *evp[16];
 	XLine ln[4], *lnp[4];
 	XPlane pl[3], *plp[3];
-	XSpace sp = TENSORFLOW__PROFILER__XSPACE__INIT;
-	char *hosts[1] = { "tinyhost" }, *errs[1] = { "tiny error" },
-	    *warns[1] = { "tiny warning" };
-	int64_t bad = 99;
-	unsigned char *buf;
-	size_t n;
-	int nev = 0;
+	int nev;		/* ev[] used */
+};
+
+/* The TPU plane's stat and event metadata. */
+static void
+tiny_metadata(struct tiny *t)
+{
+	XStatMetadata *sm = t->sm;
+	StMdEntry *se = t->se, **sep = t->sep;
+	XEventMetadata *em = t->em;
+	EvMdEntry *ee = t->ee, **eep = t->eep;
+	XStat *st = t->st, *(*mdsp)[6] = t->mdsp;
+	size_t nst = t->nst;
+	const char *broken = t->broken;
+	int64_t bad = t->bad;
 
 	for (int i = 1; i < S_N; i++) {
 		tensorflow__profiler__xstat_metadata__init(&sm[i]);
 		sm[i].id = i;
-		sm[i].name = (char *)snames[i];
+		sm[i].name = (char *)tiny_snames[i];
 		tensorflow__profiler__xplane__stat_metadata_entry__init(&se[i]);
 		se[i].key = i;
 		se[i].value = &sm[i];
@@ -1212,6 +1220,20 @@ tiny_pack(const char *broken, size_t *len)
 	/* 7, 8: host events (another plane uses ids 1, 2 of its own). */
 	em[6].name = "unused";
 	em[7].name = "unused too";
+	t->nst = nst;
+}
+
+/* The TPU plane's lines: Steps, XLA Ops, XLA Modules. */
+static void
+tiny_tpu_lines(struct tiny *t)
+{
+	XStat *st = t->st, *(*evsp)[6] = t->evsp;
+	XEvent *ev = t->ev, **evp = t->evp;
+	XLine *ln = t->ln, **lnp = t->lnp;
+	size_t nst = t->nst;
+	int nev = t->nev;
+	const char *broken = t->broken;
+	int64_t bad = t->bad;
 
 	for (int i = 0; i < 16; i++) {
 		tensorflow__profiler__xevent__init(&ev[i]);
@@ -1288,7 +1310,94 @@ tiny_pack(const char *broken, size_t *len)
 	ev[nev].duration_ps = 4000000;
 	nev++;
 	ln[2].n_events = 1;
+	t->nst = nst;
+	t->nev = nev;
+}
 
+/* /host:CPU, the same plane id 7, a line id beyond 2^53. */
+static void
+tiny_host_plane(struct tiny *t)
+{
+	static XEventMetadata hm[1];
+	static EvMdEntry he[1];
+	static EvMdEntry *hep[1];
+	static XStatMetadata hs[2];
+	static StMdEntry hse[2], *hsep[2];
+	XStat *st = t->st, *(*evsp)[6] = t->evsp;
+	XEvent *ev = t->ev, **evp = t->evp;
+	XLine *ln = t->ln, **lnp = t->lnp;
+	XPlane *pl = t->pl;
+	size_t nst = t->nst;
+	int nev = t->nev;
+
+	tensorflow__profiler__xevent_metadata__init(&hm[0]);
+	hm[0].id = 1;
+	hm[0].name = "$train.py:10 step";
+	tensorflow__profiler__xplane__event_metadata_entry__init(&he[0]);
+	he[0].key = 1;
+	he[0].value = &hm[0];
+	hep[0] = &he[0];
+	tensorflow__profiler__xstat_metadata__init(&hs[0]);
+	hs[0].id = 1;
+	hs[0].name = "note";
+	tensorflow__profiler__xstat_metadata__init(&hs[1]);
+	hs[1].id = 2;
+	hs[1].name = "group_id";
+	for (int i = 0; i < 2; i++) {
+		tensorflow__profiler__xplane__stat_metadata_entry__init(
+		    &hse[i]);
+		hse[i].key = i + 1;
+		hse[i].value = &hs[i];
+		hsep[i] = &hse[i];
+	}
+	ln[3].id = 9007199254740993LL;
+	ln[3].name = "python3";
+	ln[3].display_name = "main";
+	ln[3].timestamp_ns = 1000;
+	ln[3].events = &evp[nev];
+	ev[nev].metadata_id = 1;
+	ev[nev].offset_ps = 250;
+	ev[nev].duration_ps = 10000;
+	tiny_stat(&st[nst], evsp[nev], &ev[nev].n_stats, 1);
+	st[nst].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
+	st[nst++].str_value = "a\"b\nc!";
+	tiny_stat(&st[nst], evsp[nev], &ev[nev].n_stats, 2);
+	st[nst].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+	st[nst++].int64_value = 1;
+	nev++;
+	ln[3].n_events = 1;
+	pl[1].id = 7;
+	pl[1].name = "/host:CPU";
+	pl[1].n_lines = 1;
+	pl[1].lines = &lnp[3];
+	pl[1].n_event_metadata = 1;
+	pl[1].event_metadata = hep;
+	pl[1].n_stat_metadata = 2;
+	pl[1].stat_metadata = hsep;
+	t->nst = nst;
+	t->nev = nev;
+}
+
+/* Build the tiny profile with protobuf-c structures and pack it whole
+ * (it is small).  broken selects a damage (NULL: none). */
+static unsigned char *
+tiny_pack(const char *broken, size_t *len)
+{
+	struct tiny t;
+	XPlane *pl = t.pl, **plp = t.plp;
+	XLine **lnp = t.lnp;
+	XSpace sp = TENSORFLOW__PROFILER__XSPACE__INIT;
+	char *hosts[1] = { "tinyhost" }, *errs[1] = { "tiny error" },
+	    *warns[1] = { "tiny warning" };
+	unsigned char *buf;
+	size_t n;
+
+	t.broken = broken;
+	t.bad = 99;
+	t.nst = 0;
+	t.nev = 0;
+	tiny_metadata(&t);
+	tiny_tpu_lines(&t);
 	for (int i = 0; i < 3; i++)
 		tensorflow__profiler__xplane__init(&pl[i]);
 	pl[0].id = 7;
@@ -1296,63 +1405,10 @@ tiny_pack(const char *broken, size_t *len)
 	pl[0].n_lines = 3;
 	pl[0].lines = lnp;
 	pl[0].n_event_metadata = 8;
-	pl[0].event_metadata = eep;
+	pl[0].event_metadata = t.eep;
 	pl[0].n_stat_metadata = S_N - 1;
-	pl[0].stat_metadata = sep;
-
-	/* /host:CPU, the same plane id 7, a line id beyond 2^53. */
-	{
-		static XEventMetadata hm[1];
-		static EvMdEntry he[1];
-		static EvMdEntry *hep[1];
-		static XStatMetadata hs[2];
-		static StMdEntry hse[2], *hsep[2];
-
-		tensorflow__profiler__xevent_metadata__init(&hm[0]);
-		hm[0].id = 1;
-		hm[0].name = "$train.py:10 step";
-		tensorflow__profiler__xplane__event_metadata_entry__init(&he[0]);
-		he[0].key = 1;
-		he[0].value = &hm[0];
-		hep[0] = &he[0];
-		tensorflow__profiler__xstat_metadata__init(&hs[0]);
-		hs[0].id = 1;
-		hs[0].name = "note";
-		tensorflow__profiler__xstat_metadata__init(&hs[1]);
-		hs[1].id = 2;
-		hs[1].name = "group_id";
-		for (int i = 0; i < 2; i++) {
-			tensorflow__profiler__xplane__stat_metadata_entry__init(
-			    &hse[i]);
-			hse[i].key = i + 1;
-			hse[i].value = &hs[i];
-			hsep[i] = &hse[i];
-		}
-		ln[3].id = 9007199254740993LL;
-		ln[3].name = "python3";
-		ln[3].display_name = "main";
-		ln[3].timestamp_ns = 1000;
-		ln[3].events = &evp[nev];
-		ev[nev].metadata_id = 1;
-		ev[nev].offset_ps = 250;
-		ev[nev].duration_ps = 10000;
-		tiny_stat(&st[nst], evsp[nev], &ev[nev].n_stats, 1);
-		st[nst].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-		st[nst++].str_value = "a\"b\nc!";
-		tiny_stat(&st[nst], evsp[nev], &ev[nev].n_stats, 2);
-		st[nst].value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
-		st[nst++].int64_value = 1;
-		nev++;
-		ln[3].n_events = 1;
-		pl[1].id = 7;
-		pl[1].name = "/host:CPU";
-		pl[1].n_lines = 1;
-		pl[1].lines = &lnp[3];
-		pl[1].n_event_metadata = 1;
-		pl[1].event_metadata = hep;
-		pl[1].n_stat_metadata = 2;
-		pl[1].stat_metadata = hsep;
-	}
+	pl[0].stat_metadata = t.sep;
+	tiny_host_plane(&t);
 	/* An empty plane: no lines, nothing emitted. */
 	pl[2].id = 0;
 	pl[2].name = "/host:metadata";

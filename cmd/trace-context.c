@@ -72,6 +72,8 @@ struct prog {
 
 	nd_out *o;
 	int table;
+	nd_stream *st;		/* the input (held here, not in a local, so */
+	nd_ctx *ctx;		/* an error exit leaves no leak report) */
 
 	/* the current source */
 	int has_src;
@@ -438,8 +440,17 @@ new_source(struct prog *p, nd_ctx *c, uint32_t src)
 	p->src_spans = 0;
 }
 
-int
-main(int argc, char **argv)
+/* The options that are not part of struct prog. */
+struct opts {
+	int64_t after, before, max, lookback;
+	int overlapping;
+	const char *out;
+};
+
+/* Parse the options and PATTERN into p and o; returns the index in argv
+ * of the first FILE. */
+static int
+parse_args(int argc, char **argv, struct prog *p, struct opts *o)
 {
 	static const struct option opts[] = {
 		{ "after-context", required_argument, NULL, 'A' },
@@ -455,26 +466,22 @@ main(int argc, char **argv)
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct prog p;
-	nd_ctx_ops ops = { NULL, NULL, NULL };
-	nd_ctx *ctx;
-	nd_stream *st;
-	nd_event ev;
-	nd_ctx_order oe;
-	const char *out = NULL;
-	int64_t after = -1, before = -1, both = 3, max = 0, lookback = 1000;
-	int ch, overlapping = 0;
+	int64_t both = 3;
+	int ch;
 
-	nd_init(argv[0]);
-	memset(&p, 0, sizeof p);
+	o->after = o->before = -1;
+	o->max = 0;
+	o->lookback = 1000;
+	o->overlapping = 0;
+	o->out = NULL;
 	while ((ch = getopt_long(argc, argv, "A:B:C:ho:V", opts, NULL)) != -1)
 		switch (ch) {
 		case 'A':
-			after = nd_cli_int("--after-context", optarg, 0,
+			o->after = nd_cli_int("--after-context", optarg, 0,
 			    INT32_MAX);
 			break;
 		case 'B':
-			before = nd_cli_int("--before-context", optarg, 0,
+			o->before = nd_cli_int("--before-context", optarg, 0,
 			    INT32_MAX);
 			break;
 		case 'C':
@@ -483,137 +490,164 @@ main(int argc, char **argv)
 		case 'h':
 			nd_cli_help(usage_text);
 		case 'o':
-			out = optarg;
+			o->out = optarg;
 			break;
 		case 'V':
 			nd_cli_version();
 		case OPT_REGEX:
-			p.use_re = 1;
+			p->use_re = 1;
 			break;
 		case OPT_KEY:
 			if (optarg[0] == '\0' || strcmp(optarg, "args.") == 0)
 				nd_die(ND_EXIT_ERROR, "invalid value for --key: "
 				    "'%s'", optarg);
-			p.key = strcmp(optarg, "name") == 0 ? NULL : optarg;
+			p->key = strcmp(optarg, "name") == 0 ? NULL : optarg;
 			if (strncmp(optarg, "args.", 5) == 0)
-				p.arg = optarg + 5;
+				p->arg = optarg + 5;
 			break;
 		case OPT_MAX:
-			max = nd_cli_int("--max", optarg, 1, INT64_MAX);
+			o->max = nd_cli_int("--max", optarg, 1, INT64_MAX);
 			break;
 		case OPT_OVERLAPPING:
-			overlapping = 1;
+			o->overlapping = 1;
 			break;
 		case OPT_LOOKBACK:
-			lookback = nd_cli_int("--lookback", optarg, 0, INT32_MAX);
+			o->lookback = nd_cli_int("--lookback", optarg, 0,
+			    INT32_MAX);
 			break;
 		case OPT_TABLE:
-			p.table = 1;
+			p->table = 1;
 			break;
 		default:
 			nd_cli_usage(usage_text);
 		}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1) {
+	if (optind >= argc) {
 		nd_warn("no PATTERN given");
 		nd_cli_usage(usage_text);
 	}
-	if (after < 0)
-		after = both;
-	if (before < 0)
-		before = both;
-	p.pattern = argv[0];
-	p.patlen = strlen(argv[0]);
-	if (p.use_re) {
-		int rc = regcomp(&p.re, p.pattern, REG_EXTENDED | REG_NOSUB);
+	if (o->after < 0)
+		o->after = both;
+	if (o->before < 0)
+		o->before = both;
+	p->pattern = argv[optind];
+	p->patlen = strlen(argv[optind]);
+	if (p->use_re) {
+		int rc = regcomp(&p->re, p->pattern, REG_EXTENDED | REG_NOSUB);
 
 		if (rc != 0) {
 			char msg[256];
 
-			regerror(rc, &p.re, msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "--regex '%s': %s", p.pattern, msg);
+			regerror(rc, &p->re, msg, sizeof msg);
+			nd_die(ND_EXIT_ERROR, "--regex '%s': %s", p->pattern, msg);
 		}
 	}
-	argc--;
-	argv++;
+	return optind + 1;
+}
 
+/* Give a span to the context engine, matched or not. */
+static void
+add_span(struct prog *p, nd_event *ev, int64_t max)
+{
+	nd_stream *st = p->st;
+	nd_ctx *ctx = p->ctx;
+	nd_ctx_order oe;
+	int m;
+
+	need_int(st, ev, ND_HAS_TS, "ts_ns");
+	need_int(st, ev, ND_HAS_DUR, "dur_ns");
+	need_int(st, ev, ND_HAS_PID, "pid");
+	need_int(st, ev, ND_HAS_TID, "tid");
+	m = (max == 0 || nd_ctx_matches(ctx) < (uint64_t)max) &&
+	    span_matches(p, ev);
+	if (nd_ctx_add(ctx, ev, m, NULL, &oe) != ND_CTX_OK)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: span out of order "
+		    "on timeline pid %lld tid %lld: ts_ns %lld "
+		    "dur_ns %lld after ts_ns %lld dur_ns %lld "
+		    "(each timeline must be in ts_ns order, the "
+		    "longer span first on ties)",
+		    nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st),
+		    (long long)oe.pid, (long long)oe.tid,
+		    (long long)oe.ts_ns, (long long)oe.dur_ns,
+		    (long long)oe.prev_ts_ns,
+		    (long long)oe.prev_dur_ns);
+}
+
+static void
+prog_free(struct prog *p)
+{
+	nd_event_free(&p->wev);
+	nd_buf_free(&p->wscratch);
+	nd_buf_free(&p->extra);
+	nd_buf_free(&p->meta);
+	nd_buf_free(&p->val);
+	for (size_t i = p->gfirst; i < p->ngroups; i++)
+		if (p->groups[i] != NULL)
+			group_free(p->groups[i]);
+	free(p->groups);
+	if (p->use_re)
+		regfree(&p->re);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct prog p;
+	struct opts o;
+	nd_ctx_ops ops = { NULL, NULL, NULL };
+	nd_event ev;
+	int first, rc;
+
+	nd_init(argv[0]);
+	memset(&p, 0, sizeof p);
+	first = parse_args(argc, argv, &p, &o);
 	if (p.table) {
 		ops.relate = on_relate;
 		ops.done = on_done;
 	} else {
 		ops.write = on_write;
 	}
-	ctx = nd_ctx_new(before, after, overlapping, lookback, &ops, &p);
-	st = nd_stream_open(argv, argc);
-	p.o = nd_out_open(out);
+	p.ctx = nd_ctx_new(o.before, o.after, o.overlapping, o.lookback, &ops,
+	    &p);
+	p.st = nd_stream_open(argv + first, argc - first);
+	p.o = nd_out_open(o.out);
 	nd_event_init(&ev);
 	nd_event_init(&p.wev);
-	while (nd_stream_next(st, &ev)) {
+	while (nd_stream_next(p.st, &ev)) {
 		if (!p.has_src || ev.source != p.src)
-			new_source(&p, ctx, ev.source);
+			new_source(&p, p.ctx, ev.source);
 		switch (ev.type) {
 		case ND_EV_META:
 			nd_buf_add(&p.meta, ev.line, ev.len);
 			break;
 		case ND_EV_END:
-			nd_ctx_end_source(ctx);
+			nd_ctx_end_source(p.ctx);
 			if (p.meta_written)
 				write_end(&p, &ev);
 			break;
-		case ND_EV_SPAN: {
-			int m;
-
-			need_int(st, &ev, ND_HAS_TS, "ts_ns");
-			need_int(st, &ev, ND_HAS_DUR, "dur_ns");
-			need_int(st, &ev, ND_HAS_PID, "pid");
-			need_int(st, &ev, ND_HAS_TID, "tid");
-			m = (max == 0 || nd_ctx_matches(ctx) < (uint64_t)max) &&
-			    span_matches(&p, &ev);
-			if (nd_ctx_add(ctx, &ev, m, NULL, &oe) != ND_CTX_OK)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: span out of order "
-				    "on timeline pid %lld tid %lld: ts_ns %lld "
-				    "dur_ns %lld after ts_ns %lld dur_ns %lld "
-				    "(each timeline must be in ts_ns order, the "
-				    "longer span first on ties)",
-				    nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    (long long)oe.pid, (long long)oe.tid,
-				    (long long)oe.ts_ns, (long long)oe.dur_ns,
-				    (long long)oe.prev_ts_ns,
-				    (long long)oe.prev_dur_ns);
+		case ND_EV_SPAN:
+			add_span(&p, &ev, o.max);
 			break;
-		}
 		default:
 			/* instants, counters, flows and other records are
 			 * not context: not written */
 			break;
 		}
 		/* --max: stop reading once the last match is complete */
-		if (max > 0 && nd_ctx_matches(ctx) >= (uint64_t)max &&
-		    nd_ctx_pending(ctx) == 0)
+		if (o.max > 0 && nd_ctx_matches(p.ctx) >= (uint64_t)o.max &&
+		    nd_ctx_pending(p.ctx) == 0)
 			break;
 	}
-	nd_ctx_end_source(ctx);
+	nd_ctx_end_source(p.ctx);
 	nd_out_close(p.o);
 	if (getenv("ND_CONTEXT_STATS") != NULL)
 		fprintf(stderr, "%s: %llu matches, at most %zu spans held\n",
-		    nd_progname, (unsigned long long)nd_ctx_matches(ctx),
-		    nd_ctx_held_max(ctx));
-	ch = nd_ctx_matches(ctx) > 0 ? ND_EXIT_OK : ND_EXIT_FINDING;
-	nd_ctx_free(ctx);
-	nd_stream_close(st);
+		    nd_progname, (unsigned long long)nd_ctx_matches(p.ctx),
+		    nd_ctx_held_max(p.ctx));
+	rc = nd_ctx_matches(p.ctx) > 0 ? ND_EXIT_OK : ND_EXIT_FINDING;
+	nd_ctx_free(p.ctx);
+	nd_stream_close(p.st);
 	nd_event_free(&ev);
-	nd_event_free(&p.wev);
-	nd_buf_free(&p.wscratch);
-	nd_buf_free(&p.extra);
-	nd_buf_free(&p.meta);
-	nd_buf_free(&p.val);
-	for (size_t i = p.gfirst; i < p.ngroups; i++)
-		if (p.groups[i] != NULL)
-			group_free(p.groups[i]);
-	free(p.groups);
-	if (p.use_re)
-		regfree(&p.re);
-	return ch;
+	prog_free(&p);
+	return rc;
 }

@@ -18,12 +18,13 @@
 #include <time.h>
 
 static const char usage_text[] =
-"usage: trace-diff [-hV] [-b key] [-k N] [-w n] [-x regex] [--fail-on rule] [--warn-on rule] [--allow-same] [--table] [--history file] [--label text] [--trend] [--last N] [-o file] [before after]\n"
+"usage: trace-diff [-hV] [-b key] [-k N] [-w n] [-x regex] [--drop-last] [--fail-on rule] [--warn-on rule] [--allow-same] [--table] [--history file] [--label text] [--trend] [--last N] [-o file] [before after]\n"
 "  -b, --by KEY           per-key deltas by KEY: name (default), family,\n"
 "                         class, scope, cat, any span key or args.KEY\n"
 "  -k, --top N            rows of each key list in --table (default 10;\n"
 "                         0: all); the records always hold every key\n"
 "  -w, --warmup N         steps left out of the steady state (default 1)\n"
+"      --drop-last        leave the last step out of the steady state too\n"
 "  -x, --step-regex RE    steps are the spans whose name matches RE\n"
 "      --fail-on RULE     fail (exit 1) when RULE fires; repeatable\n"
 "      --warn-on RULE     warn when RULE fires; repeatable\n"
@@ -41,7 +42,7 @@ static const char usage_text[] =
 "  -V, --version          show the version and exit\n";
 
 enum {
-	OPT_FAIL_ON = 256, OPT_WARN_ON, OPT_ALLOW_SAME, OPT_TABLE, OPT_HISTORY,
+	OPT_DROP_LAST = 256, OPT_FAIL_ON, OPT_WARN_ON, OPT_ALLOW_SAME, OPT_TABLE, OPT_HISTORY,
 	OPT_LABEL, OPT_TREND, OPT_LAST
 };
 
@@ -94,12 +95,35 @@ provenance(const nd_diff_side *b, const nd_diff_side *a, int allow_same,
 		}
 }
 
-int
-main(int argc, char **argv)
+struct args {
+	const char *outpath, *regex, *history, *label;
+	int table, trend, allow_same;
+	int64_t top, last;
+	nd_diff_opts o;
+	nd_rule *rules;
+	size_t nrules;
+};
+
+static void
+add_rule(struct args *a, const char *text, int level)
+{
+	char err[512];
+
+	a->rules = nd_xrealloc(a->rules, (a->nrules + 1) * sizeof *a->rules);
+	if (nd_rule_parse(text, level, &a->rules[a->nrules], err,
+	    sizeof err) != 0)
+		nd_die(ND_EXIT_ERROR, "invalid rule '%s': %s", text, err);
+	a->nrules++;
+}
+
+/* Options into a; returns optind. */
+static int
+parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "allow-same", no_argument, NULL, OPT_ALLOW_SAME },
 		{ "by", required_argument, NULL, 'b' },
+		{ "drop-last", no_argument, NULL, OPT_DROP_LAST },
 		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "history", required_argument, NULL, OPT_HISTORY },
 		{ "label", required_argument, NULL, OPT_LABEL },
@@ -114,156 +138,141 @@ main(int argc, char **argv)
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *outpath = NULL, *regex = NULL, *history = NULL;
-	const char *label = NULL;
-	int ch, table = 0, trend = 0, allow_same = 0, rc;
-	int64_t top = 10, last = 20;
-	nd_diff_opts o;
-	nd_rule *rules = NULL;
-	size_t nrules = 0;
-	regex_t re;
+	int ch;
+
+	memset(a, 0, sizeof *a);
+	a->top = 10;
+	a->last = 20;
+	a->o.warmup = 1;
+	a->o.by = "name";
+	a->o.min_pct = 1;
+	while ((ch = getopt_long(argc, argv, "b:hk:o:Vw:x:", opts, NULL)) != -1)
+		switch (ch) {
+		case 'b':
+			if (*optarg == '\0')
+				nd_die(ND_EXIT_ERROR, "--by: empty key");
+			a->o.by = optarg;
+			break;
+		case 'h':
+			nd_cli_help(usage_text);
+		case 'k':
+			a->top = nd_cli_int("--top", optarg, 0, INT32_MAX);
+			break;
+		case 'o':
+			a->outpath = optarg;
+			break;
+		case 'V':
+			nd_cli_version();
+		case 'w':
+			a->o.warmup = nd_cli_int("--warmup", optarg, 0, INT64_MAX);
+			break;
+		case 'x':
+			a->regex = optarg;
+			break;
+		case OPT_DROP_LAST:
+			a->o.drop_last = 1;
+			break;
+		case OPT_FAIL_ON:
+		case OPT_WARN_ON:
+			add_rule(a, optarg, ch == OPT_FAIL_ON ? ND_RULE_FAIL :
+			    ND_RULE_WARN);
+			break;
+		case OPT_ALLOW_SAME:
+			a->allow_same = 1;
+			break;
+		case OPT_TABLE:
+			a->table = 1;
+			break;
+		case OPT_HISTORY:
+			a->history = optarg;
+			break;
+		case OPT_LABEL:
+			a->label = optarg;
+			break;
+		case OPT_TREND:
+			a->trend = 1;
+			break;
+		case OPT_LAST:
+			a->last = nd_cli_int("--last", optarg, 0, INT32_MAX);
+			break;
+		default:
+			nd_cli_usage(usage_text);
+		}
+	return optind;
+}
+
+static void
+free_rules(struct args *a)
+{
+	for (size_t i = 0; i < a->nrules; i++)
+		nd_rule_free(&a->rules[i]);
+	free(a->rules);
+}
+
+/* --trend: summarise the history file. */
+static int
+trend(struct args *a, int argc)
+{
+	nd_out *out;
+
+	if (a->history == NULL)
+		nd_die(ND_EXIT_ERROR, "--trend needs --history FILE");
+	if (argc != 0 || a->label != NULL)
+		nd_die(ND_EXIT_ERROR, "--trend takes no traces and no "
+		    "--label");
+	out = nd_out_open(a->outpath);
+	nd_history_trend(a->history, (size_t)a->last, a->table,
+	    nd_out_buf(out));
+	nd_out_close(out);
+	free_rules(a);
+	return ND_EXIT_OK;
+}
+
+/* Compare the two sides, write, append the history; the exit status. */
+static int
+compare(struct args *a, const char *bpath, const char *apath)
+{
 	nd_diff_side *before, *after;
 	nd_diff d;
 	nd_verdict v;
 	struct warns w = { NULL, 0 };
 	char err[512];
 	nd_out *out;
+	int rc;
 
-	nd_init(argv[0]);
-	memset(&o, 0, sizeof o);
-	o.warmup = 1;
-	o.by = "name";
-	o.min_pct = 1;
-	while ((ch = getopt_long(argc, argv, "b:hk:o:Vw:x:", opts, NULL)) != -1)
-		switch (ch) {
-		case 'b':
-			if (*optarg == '\0')
-				nd_die(ND_EXIT_ERROR, "--by: empty key");
-			o.by = optarg;
-			break;
-		case 'h':
-			nd_cli_help(usage_text);
-		case 'k':
-			top = nd_cli_int("--top", optarg, 0, INT32_MAX);
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'V':
-			nd_cli_version();
-		case 'w':
-			o.warmup = nd_cli_int("--warmup", optarg, 0, INT64_MAX);
-			break;
-		case 'x':
-			regex = optarg;
-			break;
-		case OPT_FAIL_ON:
-		case OPT_WARN_ON:
-			rules = nd_xrealloc(rules, (nrules + 1) * sizeof *rules);
-			if (nd_rule_parse(optarg, ch == OPT_FAIL_ON ?
-			    ND_RULE_FAIL : ND_RULE_WARN, &rules[nrules], err,
-			    sizeof err) != 0)
-				nd_die(ND_EXIT_ERROR, "invalid rule '%s': %s",
-				    optarg, err);
-			nrules++;
-			break;
-		case OPT_ALLOW_SAME:
-			allow_same = 1;
-			break;
-		case OPT_TABLE:
-			table = 1;
-			break;
-		case OPT_HISTORY:
-			history = optarg;
-			break;
-		case OPT_LABEL:
-			label = optarg;
-			break;
-		case OPT_TREND:
-			trend = 1;
-			break;
-		case OPT_LAST:
-			last = nd_cli_int("--last", optarg, 0, INT32_MAX);
-			break;
-		default:
-			nd_cli_usage(usage_text);
-		}
-	argc -= optind;
-	argv += optind;
-
-	if (trend) {
-		nd_buf *b;
-
-		if (history == NULL)
-			nd_die(ND_EXIT_ERROR, "--trend needs --history FILE");
-		if (argc != 0 || label != NULL)
-			nd_die(ND_EXIT_ERROR, "--trend takes no traces and no "
-			    "--label");
-		out = nd_out_open(outpath);
-		b = nd_out_buf(out);
-		nd_history_trend(history, (size_t)last, table, b);
-		nd_out_close(out);
-		for (size_t i = 0; i < nrules; i++)
-			nd_rule_free(&rules[i]);
-		free(rules);
-		return ND_EXIT_OK;
-	}
-	if (argc != 2)
-		nd_cli_usage(usage_text);
-	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
-		nd_die(ND_EXIT_ERROR, "before and after cannot both be stdin");
-	if (label != NULL && history == NULL)
-		nd_die(ND_EXIT_ERROR, "--label needs --history FILE");
-	if (nrules == 0) {
-		rules = nd_xmalloc(4 * sizeof *rules);
-		nrules = nd_rule_defaults(rules);
-	}
-	if (regex != NULL) {
-		int rr = regcomp(&re, regex, REG_EXTENDED);
-
-		if (rr != 0) {
-			char msg[256];
-
-			regerror(rr, &re, msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
-			    regex, msg);
-		}
-		o.re = &re;
-	}
-
-	before = nd_diff_side_read(argv[0], &o);
-	after = nd_diff_side_read(argv[1], &o);
-	provenance(before, after, allow_same, &w);
+	before = nd_diff_side_read(bpath, &a->o);
+	after = nd_diff_side_read(apath, &a->o);
+	provenance(before, after, a->allow_same, &w);
 	if (nd_diff_side_steady(before)->count == 0 ||
 	    nd_diff_side_steady(after)->count == 0)
 		add_warn(&w, "no steady steps on the %s side%s: no step or "
 		    "share deltas (see --warmup, --step-regex)",
 		    nd_diff_side_steady(before)->count == 0 ? "before" : "after",
 		    "");
-	nd_diff_compute(before, after, &o, &d);
-	if (nd_diff_verdict(&d, rules, nrules, &v, err, sizeof err) != 0)
+	nd_diff_compute(before, after, &a->o, &d);
+	if (nd_diff_verdict(&d, a->rules, a->nrules, &v, err, sizeof err) != 0)
 		nd_die(ND_EXIT_ERROR, "%s", err);
 	for (size_t i = 0; i < v.nmissing; i++)
 		add_warn(&w, "rule %s not evaluated: metric not available%s",
 		    v.missing[i], "");
 
-	out = nd_out_open(outpath);
-	if (table)
-		nd_diff_write_table(nd_out_buf(out), &d, &v, (size_t)top);
+	out = nd_out_open(a->outpath);
+	if (a->table)
+		nd_diff_write_table(nd_out_buf(out), &d, &v, (size_t)a->top);
 	else {
 		nd_diff_write_deltas(nd_out_buf(out), &d);
-		nd_diff_write_verdict(nd_out_buf(out), &d, &v, rules, nrules,
-		    before, after, w.w, w.n);
+		nd_diff_write_verdict(nd_out_buf(out), &d, &v, a->rules,
+		    a->nrules, before, after, w.w, w.n);
 	}
 	nd_out_close(out);
 
-	if (history != NULL) {
+	if (a->history != NULL) {
 		nd_buf hb = ND_BUF_INIT;
 
-		nd_history_line(&hb, label, (long long)time(NULL), &d, &v,
+		nd_history_line(&hb, a->label, (long long)time(NULL), &d, &v,
 		    before, after);
-		if (nd_history_append(history, hb.p, hb.len) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "%s", history);
+		if (nd_history_append(a->history, hb.p, hb.len) != 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s", a->history);
 		nd_buf_free(&hb);
 	}
 
@@ -272,13 +281,51 @@ main(int argc, char **argv)
 	nd_diff_free(&d);
 	nd_diff_side_free(before);
 	nd_diff_side_free(after);
-	for (size_t i = 0; i < nrules; i++)
-		nd_rule_free(&rules[i]);
-	free(rules);
 	for (size_t i = 0; i < w.n; i++)
 		free(w.w[i]);
 	free(w.w);
-	if (regex != NULL)
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct args a;
+	regex_t re;
+	int rc;
+
+	nd_init(argv[0]);
+	rc = parse_args(argc, argv, &a);
+	argc -= rc;
+	argv += rc;
+
+	if (a.trend)
+		return trend(&a, argc);
+	if (argc != 2)
+		nd_cli_usage(usage_text);
+	if (strcmp(argv[0], "-") == 0 && strcmp(argv[1], "-") == 0)
+		nd_die(ND_EXIT_ERROR, "before and after cannot both be stdin");
+	if (a.label != NULL && a.history == NULL)
+		nd_die(ND_EXIT_ERROR, "--label needs --history FILE");
+	if (a.nrules == 0) {
+		a.rules = nd_xmalloc(4 * sizeof *a.rules);
+		a.nrules = nd_rule_defaults(a.rules);
+	}
+	if (a.regex != NULL) {
+		int rr = regcomp(&re, a.regex, REG_EXTENDED);
+
+		if (rr != 0) {
+			char msg[256];
+
+			regerror(rr, &re, msg, sizeof msg);
+			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
+			    a.regex, msg);
+		}
+		a.o.re = &re;
+	}
+	rc = compare(&a, argv[0], argv[1]);
+	free_rules(&a);
+	if (a.regex != NULL)
 		regfree(&re);
 	return rc;
 }

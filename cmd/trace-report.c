@@ -1,13 +1,13 @@
 /*
  * trace-report: a deterministic root-cause report of an ndtrace stream, in
  * Markdown, JSON or self-contained HTML (see trace-report(1)).  The work is
- * lib/nd_report.c; this file reads options and the stream.
+ * nd_report (lib/nd_report*.c); this file reads options and the stream.
  */
 #include "nd_cli.h"
+#include "nd_drive.h"
 #include "nd_out.h"
 #include "nd_peak.h"
 #include "nd_report.h"
-#include "nd_stream.h"
 #include "nd_util.h"
 
 #include <getopt.h>
@@ -29,7 +29,7 @@ static const char usage_text[] =
 "      --json             one JSON document instead of Markdown\n"
 "      --html             one self-contained HTML page with charts\n"
 "      --stamp            add the time of generation (output then differs)\n"
-"  -u, --unordered        accept timelines out of start order (more memory)\n"
+"  -u, --unordered        buffer every timeline (one reading, more memory)\n"
 "      --device NAME      the device of every span, for the roofline (A100,\n"
 "                         TPU v5e, ...; the table of trace-roofline(1))\n"
 "  -p, --peak-tflops X    compute peak of a device for the roofline, TFLOP/s\n"
@@ -40,8 +40,19 @@ static const char usage_text[] =
 enum { OPT_DROP_LAST = 256, OPT_JSON, OPT_HTML, OPT_STAMP, OPT_UNORDERED,
 	OPT_LIST, OPT_DEVICE, OPT_PEAK_TFLOPS, OPT_PEAK_GBPS };
 
-int
-main(int argc, char **argv)
+/* The options, once parsed. */
+struct args {
+	nd_report_opts ro;
+	const char *outpath;
+	const char **thr;	/* the --threshold values */
+	size_t nthr;
+	int fmt;		/* 0 Markdown, 1 JSON, 2 HTML */
+	int stamp, list, has_re;
+	regex_t re;
+};
+
+static void
+parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -61,25 +72,12 @@ main(int argc, char **argv)
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *outpath = NULL;
-	/* static: still reachable (no leak report) when an option dies */
-	static const char **thr;
-	size_t nthr = 0;
-	int c, fmt = 0, stamp = 0, list = 0;
-	regex_t re;
-	int has_re = 0;
-	char stampbuf[128];
-	nd_report_opts ro;
-	nd_report *r;
-	nd_stream *st;
-	nd_event ev;
-	nd_out *o;
+	nd_report_opts *ro = &a->ro;
+	int c;
 
-	nd_init(argv[0]);
-	memset(&ro, 0, sizeof ro);
-	ro.top = 10;
-	ro.warmup = 1;
-	thr = nd_xcalloc((size_t)argc + 1, sizeof *thr);
+	ro->top = 10;
+	ro->warmup = 1;
+	a->thr = nd_xcalloc((size_t)argc + 1, sizeof *a->thr);
 	while ((c = getopt_long(argc, argv, "hVk:o:p:t:uw:x:", opts, NULL)) != -1)
 		switch (c) {
 		case 'h':
@@ -87,99 +85,79 @@ main(int argc, char **argv)
 		case 'V':
 			nd_cli_version();
 		case 'k':
-			ro.top = (int)nd_cli_int("--top", optarg, 0, 1000000);
+			ro->top = (int)nd_cli_int("--top", optarg, 0, 1000000);
 			break;
 		case 'o':
-			outpath = optarg;
+			a->outpath = optarg;
 			break;
 		case 't':
-			thr[nthr++] = optarg;
+			a->thr[a->nthr++] = optarg;
 			break;
 		case 'w':
-			ro.warmup = nd_cli_int("--warmup", optarg, 0,
+			ro->warmup = nd_cli_int("--warmup", optarg, 0,
 			    1000000000);
 			break;
 		case 'x':
-			if (has_re)
-				regfree(&re);
-			if (regcomp(&re, optarg, REG_EXTENDED) != 0)
+			if (a->has_re)
+				regfree(&a->re);
+			if (regcomp(&a->re, optarg, REG_EXTENDED) != 0)
 				nd_die(2, "invalid --step-regex: '%s'", optarg);
-			has_re = 1;
+			a->has_re = 1;
 			break;
 		case OPT_DROP_LAST:
-			ro.drop_last = 1;
+			ro->drop_last = 1;
 			break;
 		case OPT_JSON:
-			fmt = 1;
+			a->fmt = 1;
 			break;
 		case OPT_HTML:
-			fmt = 2;
+			a->fmt = 2;
 			break;
 		case OPT_STAMP:
-			stamp = 1;
+			a->stamp = 1;
 			break;
 		case 'u':
 		case OPT_UNORDERED:
-			ro.unordered = 1;
+			ro->unordered = 1;
 			break;
 		case OPT_LIST:
-			list = 1;
+			a->list = 1;
 			break;
 		case OPT_DEVICE:
 			if (optarg[0] == '\0')
 				nd_die(ND_EXIT_ERROR, "invalid value for "
 				    "--device: ''");
-			ro.device = optarg;
+			ro->device = optarg;
 			break;
 		case 'p':
 		case OPT_PEAK_TFLOPS:
-			ro.peak_tflops = nd_cli_double("--peak-tflops", optarg,
+			ro->peak_tflops = nd_cli_double("--peak-tflops", optarg,
 			    1e-9, 1e9);
 			break;
 		case OPT_PEAK_GBPS:
-			ro.peak_gbps = nd_cli_double("--peak-gbps", optarg,
+			ro->peak_gbps = nd_cli_double("--peak-gbps", optarg,
 			    1e-9, 1e9);
 			break;
 		default:
 			nd_cli_usage(usage_text);
 		}
-	argc -= optind;
-	argv += optind;
-	if (list) {
-		const nd_report_rule *ru = nd_report_rules();
+}
 
-		for (; ru->id != NULL; ru++)
-			printf("%s\t%g\t%s\n", ru->id, ru->def, ru->what);
-		free(thr);
-		nd_stdout_flush();
-		return ND_EXIT_OK;
-	}
-	/* the same rule as trace-roofline */
-	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
-	    "trace-roofline --print-peaks");
-	ro.re = has_re ? &re : NULL;
-	if (stamp) {
-		time_t now = time(NULL);
-		struct tm tm;
+static void
+list_thresholds(void)
+{
+	const nd_report_rule *ru = nd_report_rules();
 
-		gmtime_r(&now, &tm);
-		strftime(stampbuf, sizeof stampbuf,
-		    "Generated %Y-%m-%dT%H:%M:%SZ.", &tm);
-		ro.stamp = stampbuf;
-	}
-	ro.html = fmt == 2;
-	r = nd_report_new(&ro);
-	for (size_t i = 0; i < nthr; i++)
-		if (nd_report_set_threshold(r, thr[i]) != 0)
-			nd_die(2, "invalid value for --threshold: '%s' (see "
-			    "--list-thresholds)", thr[i]);
-	free(thr);
-	st = nd_stream_open(argv, argc);
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev))
-		nd_report_event(r, &ev, nd_stream_meta(st, ev.source));
-	nd_report_finish(r);
-	o = nd_out_open(outpath);
+	for (; ru->id != NULL; ru++)
+		printf("%s\t%g\t%s\n", ru->id, ru->def, ru->what);
+	nd_stdout_flush();
+}
+
+static void
+write_report(nd_report *r, const char *outpath, int fmt)
+{
+	nd_out *o = nd_out_open(outpath);
+
 	if (fmt == 1)
 		nd_report_json(r, nd_out_buf(o));
 	else if (fmt == 2)
@@ -187,10 +165,67 @@ main(int argc, char **argv)
 	else
 		nd_report_markdown(r, nd_out_buf(o));
 	nd_out_close(o);
-	nd_event_free(&ev);
-	nd_stream_close(st);
+}
+
+static void
+drive_record(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	nd_report_event(ctx, ev, si);
+}
+
+static int
+drive_end(void *ctx)
+{
+	return nd_report_end(ctx) ? ND_DRIVE_AGAIN : ND_DRIVE_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	/* static: still reachable (no leak report) when an option dies */
+	static struct args a;
+	char stampbuf[128];
+	nd_report *r;
+	nd_drive_opts dopts;
+	nd_drive_cb dcb = { NULL, drive_record, drive_end };
+	nd_drive_res dres;
+
+	nd_init(argv[0]);
+	parse_args(argc, argv, &a);
+	argc -= optind;
+	argv += optind;
+	if (a.list) {
+		list_thresholds();
+		free(a.thr);
+		return ND_EXIT_OK;
+	}
+	nd_peak_check_device(a.ro.device, a.ro.peak_tflops, a.ro.peak_gbps,
+	    "trace-roofline --print-peaks");
+	a.ro.re = a.has_re ? &a.re : NULL;
+	if (a.stamp) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(stampbuf, sizeof stampbuf,
+		    "Generated %Y-%m-%dT%H:%M:%SZ.", &tm);
+		a.ro.stamp = stampbuf;
+	}
+	a.ro.html = a.fmt == 2;
+	r = nd_report_new(&a.ro);
+	for (size_t i = 0; i < a.nthr; i++)
+		if (nd_report_set_threshold(r, a.thr[i]) != 0)
+			nd_die(2, "invalid value for --threshold: '%s' (see "
+			    "--list-thresholds)", a.thr[i]);
+	free(a.thr);
+	/* out of order: read again (--unordered: buffered, one reading) */
+	dopts.once = a.ro.unordered;
+	dcb.ctx = r;
+	nd_drive(argv, argc, &dopts, &dcb, &dres);
+	nd_report_finish(r);
+	write_report(r, a.outpath, a.fmt);
 	nd_report_free(r);
-	if (has_re)
-		regfree(&re);
+	if (a.has_re)
+		regfree(&a.re);
 	return 0;
 }

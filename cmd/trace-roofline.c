@@ -4,15 +4,15 @@
  * memory-bound, and how close to the roof.  See trace-roofline(1); the
  * engine is lib/nd_roofline (and lib/nd_peak, lib/nd_by).
  */
-#include "nd_agg.h"
 #include "nd_by.h"
 #include "nd_cli.h"
+#include "nd_drive.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_out.h"
 #include "nd_peak.h"
 #include "nd_roofline.h"
-#include "nd_stream.h"
+#include "nd_scan.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -48,6 +48,20 @@ static const char *const row_keys[] = {
 	"peak_tflops", "peak_gbps", "pct_of_peak", "ridge", "bound",
 	"attainable_tflops", "pct_of_roofline"
 };
+
+static void
+roof_record(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	nd_roof_record(ctx, ev, si);
+}
+
+/* Durations only, no nesting: one reading in any order. */
+static int
+roof_end(void *ctx)
+{
+	(void)ctx;
+	return ND_DRIVE_OK;
+}
 
 static void
 write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
@@ -270,8 +284,9 @@ main(int argc, char **argv)
 	int64_t k = 20;
 	nd_by *by;
 	nd_roof *roof;
-	nd_stream *st;
-	nd_event ev;
+	nd_drive_opts dopts = { 1 };
+	nd_drive_cb dcb;
+	nd_drive_res dres;
 	const nd_roof_row *rows;
 	nd_roof_sum sum;
 	size_t n;
@@ -355,10 +370,10 @@ main(int argc, char **argv)
 		    "roofline rows; it cannot be a group key", byspec, bad);
 	}
 	roof = nd_roof_new(&ro, by);
-	st = nd_stream_open(argv, argc);
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev))
-		nd_roof_record(roof, &ev, nd_stream_meta(st, ev.source));
+	dcb.ctx = roof;
+	dcb.record = roof_record;
+	dcb.end = roof_end;
+	nd_drive(argv, argc, &dopts, &dcb, &dres);
 	if (byspec != NULL)	/* the default key is no typo */
 		nd_by_check(by, "--by");
 	n = nd_roof_finish(roof, &rows, &sum);
@@ -372,8 +387,6 @@ main(int argc, char **argv)
 	else
 		write_json(o, by, rows, n, &sum);
 	nd_out_close(o);
-	nd_event_free(&ev);
-	nd_stream_close(st);
 	nd_roof_free(roof);
 	nd_by_free(by);
 	return ND_EXIT_OK;

@@ -7,7 +7,7 @@ _ndtrace() {
 	trace-check) opts="--help --max-problems --quiet --verbose --version" ;;
 	trace-classify) opts="--help --output --print-rules --rules --version" ;;
 	trace-context) opts="--after-context --before-context --context --help --key --lookback --max --output --overlapping --regex --table --version" ;;
-	trace-diff) opts="--allow-same --by --fail-on --help --history --label --last --output --step-regex --table --top --trend --version --warmup --warn-on --warn-on" ;;
+	trace-diff) opts="--allow-same --by --drop-last --fail-on --help --history --label --last --output --step-regex --table --top --trend --version --warmup --warn-on --warn-on" ;;
 	trace-gaps) opts="--help --host-context --kernel-wait --level --min --output --step-regex --unordered --version --within-steps" ;;
 	trace-mem) opts="--dump --frames --help --output --snapshot --sort --table --timeline --top --version" ;;
 	trace-regions) opts="--by-device --depth --folded --help --merge --min-share --ops --output --overrun --partial --prune --timelines --tree --unordered --version" ;;

@@ -1,32 +1,23 @@
 /*
- * libFuzzer harness: the Chrome JSON reader, i.e. chrome2ndjson's whole
- * conversion (nd_in with gzip sniffing, nd_chrome, and the engine in
- * cmd/chrome2ndjson.c, compiled in here with its main renamed).
+ * libFuzzer harness: the Chrome JSON ingest engine through its library
+ * interface: nd_in (gzip sniffing, hashing), nd_chrome, and nd_kineto
+ * (items pushed one by one with nd_kineto_feed, then finish and write).
  *
- * How the program is driven without changing it:
  *  - the input is a memfd opened by its /proc/self/fd path;
- *  - pthread_create is made to fail, so the program takes its one-thread
- *    paths (it has them for when a thread cannot be started) and an input
- *    error (nd_die) happens on this thread, where the hook can longjmp;
- *  - nd_in_open_hashed and nd_chrome_open are wrapped by macros that note
- *    the conversion's state (they are called from convert(), where `s` is
- *    in scope), so the die hook frees it before jumping out;
+ *  - one_thread: every error (nd_die) happens on this thread, where the
+ *    hook frees the engine, the reader and the input and longjmps out;
  *  - stdout is another memfd: after a conversion every line written must
- *    decode as a stream record (nd_event_decode), the first one the meta
- *    record and the last the end record; after an input error nothing may
- *    have been written.  The records are decoded as every stream reader
- *    would (numbers longer than ND_JSON_MAX_NUMBER refused), whatever
- *    nd_chrome allowed in the input.
+ *    decode as a stream record, meta first, end last (fuzz_stream.h);
+ *    after an input error nothing may have been written.
  * The input's last byte chooses --no-args / --no-flows and the budget.
  */
+#include "fuzz_stream.h"
 #include "nd_chrome.h"
-#include "nd_event.h"
 #include "nd_in.h"
+#include "nd_kineto.h"
 #include "nd_out.h"
 #include "nd_util.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,47 +26,31 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct src;
-static struct src *fz_src;
-static nd_in *fz_in;
-
-static nd_in *
-fz_in_open(const char *path, struct src *s)
-{
-	fz_src = s;
-	return fz_in = (nd_in_open_hashed)(path);
-}
-
-static int
-fz_no_thread(void)
-{
-	return EAGAIN;
-}
-
-#define main chrome2ndjson_main
-#define nd_in_open_hashed(path) fz_in_open((path), &s)
-#define pthread_create(th, attr, fn, arg) \
-	((void)(th), (void)(attr), (void)(fn), (void)(arg), fz_no_thread())
-#include "../cmd/chrome2ndjson.c"
-#undef main
-
 static jmp_buf fail;
+static nd_in *fz_in;
+static nd_chrome *fz_ch;
+static nd_kineto *fz_k;
 
-/* Free what the conversion holds, from inside nd_die (its frames are still
- * alive), then jump out. */
+/* What the conversion holds, freed (also from inside nd_die, whose frames
+ * are still alive). */
+static void
+release(void)
+{
+	nd_kineto_free(fz_k);
+	if (fz_ch != NULL)
+		nd_chrome_close(fz_ch);
+	if (fz_in != NULL)
+		nd_in_close(fz_in);
+	fz_k = NULL;
+	fz_ch = NULL;
+	fz_in = NULL;
+}
+
 static void
 die_hook(int code)
 {
 	(void)code;
-	if (fz_src != NULL) {
-		if (fz_src->ch != NULL)
-			nd_chrome_close(fz_src->ch);
-		src_free(fz_src);
-		fz_src = NULL;
-	}
-	if (fz_in != NULL)
-		nd_in_close(fz_in);
-	fz_in = NULL;
+	release();
 	longjmp(fail, 1);
 }
 
@@ -92,45 +67,33 @@ setup(void)
 	snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
 }
 
+/* One input through the push interface. */
 static void
-check_output(size_t n)
+convert(const nd_kineto_opts *o, nd_out *out)
 {
-	static nd_event ev;
-	static nd_buf scratch;
-	nd_everr err;
-	char *text = malloc(n + 1), *p, *end;
-	int first = 1;
+	nd_chrome_item it;
+	char sha[65];
+	int unclosed;
 
-	if (pread(STDOUT_FILENO, text, n, 0) != (ssize_t)n)
-		abort();
-	text[n] = '\0';
-	if (n == 0 || text[n - 1] != '\n')
-		abort();	/* a conversion writes whole records */
-	p = text;
-	end = text + n;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		*nl = '\0';
-		if (nd_event_decode(&ev, p, (size_t)(nl - p), &scratch,
-		    &err) != 0)
-			abort();	/* chrome2ndjson wrote an invalid record */
-		if (first && ev.type != ND_EV_META)
-			abort();
-		first = 0;
-		p = nl + 1;
-		if (p == end && ev.type != ND_EV_END)
-			abort();
-	}
-	free(text);
+	fz_in = nd_in_open_hashed(in_path);
+	fz_k = nd_kineto_new(in_path, nd_in_name(fz_in), o);
+	fz_ch = nd_chrome_open(fz_in);
+	while (nd_chrome_next(fz_ch, &it) != ND_CHROME_END)
+		nd_kineto_feed(fz_k, fz_ch, &it);
+	unclosed = nd_chrome_unclosed(fz_ch);
+	nd_chrome_close(fz_ch);
+	fz_ch = NULL;
+	nd_in_sha256(fz_in, sha);
+	nd_kineto_finish(fz_k, sha, unclosed);
+	nd_kineto_write(fz_k, out);
+	release();
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct opts o;
+	nd_kineto_opts o;
 	nd_out *volatile out = NULL;
-	off_t written;
 
 	if (in_fd < 0)
 		setup();
@@ -140,7 +103,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memset(&o, 0, sizeof o);
 	o.quiet = 1;
-	o.rules = nd_rules_default();
+	o.one_thread = 1;
 	if (size > 0) {
 		o.no_args = (data[size - 1] & 1) != 0;
 		o.no_flows = (data[size - 1] & 2) != 0;
@@ -152,14 +115,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nd_die_hook = die_hook;
 	if (setjmp(fail) == 0) {
 		out = nd_out_open(NULL);
-		convert(in_path, &o, out);
+		convert(&o, out);
 		nd_out_close(out);
 		out = NULL;
-		fz_src = NULL;
-		fz_in = NULL;
-		written = lseek(STDOUT_FILENO, 0, SEEK_END);
-		nd_json_long_numbers = 0;	/* as a stream reader */
-		check_output((size_t)written);
+		fz_check_stream();
 	} else {
 		/* an input error: nothing reached the output */
 		if (lseek(STDOUT_FILENO, 0, SEEK_END) != 0)

@@ -1,27 +1,28 @@
 /*
- * libFuzzer harness: xplane2ndjson's whole conversion of one XPlane file
- * (cmd/xplane2ndjson.c compiled in here with its main renamed): the
- * decoder as the program drives it, the validation of every line before
- * anything is written, the metadata, scopes, classes and stats rendering.
- * fuzz_xplane covers the decoder alone, faster.
+ * libFuzzer harness: the XPlane ingest engine (nd_xpconv) converting one
+ * file through its library interface: the decoder as the engine drives
+ * it, the validation of every line before anything is written, the
+ * metadata, scopes, classes and stats rendering.  fuzz_xplane covers the
+ * decoder alone, faster.
  *
- * How the program is driven without changing it (as in fuzz_chrome.c):
- * the input is a memfd opened by its /proc/self/fd path; pthread_create
- * fails, so rendering takes the one-thread path; stdout is another memfd,
- * whose lines must all decode as stream records, meta first and end last,
- * and must be empty after an input error ("nothing written before the
- * error").  An input error (nd_die) longjmps out; what the conversion had
- * allocated is freed by fuzz_track.h and its descriptors closed.  A first
- * conversion of a valid profile, untracked, lets libcrypto and the rules
- * table allocate what they keep for the life of the process.
- * The input's last byte chooses --no-args and --device-only.
+ * The input is a memfd opened by its /proc/self/fd path; one_thread keeps
+ * rendering and hashing on this thread; stdout is another memfd, whose
+ * lines must all decode as stream records, meta first and end last
+ * (fuzz_stream.h), and must be empty after an input error ("nothing
+ * written before the error").  An input error (nd_die) longjmps out; what
+ * the conversion had allocated is freed by fuzz_track.h and its
+ * descriptors closed.  A first conversion of a valid profile, untracked,
+ * lets libcrypto and the rules table allocate what they keep for the life
+ * of the process.  The input's last byte chooses --no-args and
+ * --device-only.
  */
+#include "fuzz_stream.h"
 #include "fuzz_track.h"
-#include "nd_event.h"
+#include "nd_classify.h"
+#include "nd_out.h"
 #include "nd_util.h"
+#include "nd_xpconv.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,18 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int
-fz_no_thread(void)
-{
-	return EAGAIN;
-}
-
-#define main xplane2ndjson_main
-#define pthread_create(th, attr, fn, arg) \
-	((void)(th), (void)(attr), (void)(fn), (void)(arg), fz_no_thread())
-#include "../cmd/xplane2ndjson.c"
-#undef main
-
+static nd_xpconv_opts opt;
 static jmp_buf fail;
 static int in_fd = -1, out_fd = -1, first_free_fd;
 static char in_path[64];
@@ -81,7 +71,7 @@ convert_one(const uint8_t *data, size_t size, int tracked)
 		fz_track_start();
 	if (setjmp(fail) == 0) {
 		out = nd_out_open(NULL);
-		convert(out, in_path);
+		nd_xpconv_convert(in_path, &opt, out);
 		nd_out_close(out);
 		died = 0;
 	} else {
@@ -93,7 +83,6 @@ convert_one(const uint8_t *data, size_t size, int tracked)
 	fz_track_stop(died);	/* frees what the error left */
 	nd_die_hook = NULL;
 	if (died) {
-		hashing = NULL;
 		for (int fd = first_free_fd; fd < first_free_fd + 64; fd++)
 			if (fd != in_fd && fd != out_fd)
 				close(fd);
@@ -114,42 +103,9 @@ setup(void)
 	close(first_free_fd);
 	snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
 	opt.rules = nd_rules_default();
+	opt.one_thread = 1;
 	if (convert_one(warm, sizeof warm, 0) != 0)
 		abort();	/* the warm-up profile must convert */
-}
-
-static void
-check_output(void)
-{
-	static nd_event ev;
-	static nd_buf scratch;
-	nd_everr err;
-	off_t n = lseek(STDOUT_FILENO, 0, SEEK_END);
-	char *text = malloc((size_t)n + 1), *p, *end;
-	int first = 1;
-
-	if (n <= 0 || pread(STDOUT_FILENO, text, (size_t)n, 0) != n)
-		abort();
-	text[n] = '\0';
-	if (text[n - 1] != '\n')
-		abort();	/* a conversion writes whole records */
-	p = text;
-	end = text + n;
-	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		*nl = '\0';
-		if (nd_event_decode(&ev, p, (size_t)(nl - p), &scratch,
-		    &err) != 0)
-			abort();	/* xplane2ndjson wrote an invalid record */
-		if (first && ev.type != ND_EV_META)
-			abort();
-		first = 0;
-		p = nl + 1;
-		if (p == end && ev.type != ND_EV_END)
-			abort();
-	}
-	free(text);
 }
 
 int
@@ -160,6 +116,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.no_args = size > 0 && (data[size - 1] & 1) != 0;
 	opt.device_only = size > 0 && (data[size - 1] & 2) != 0;
 	if (convert_one(data, size, 1) == 0)
-		check_output();
+		fz_check_stream();
 	return 0;
 }

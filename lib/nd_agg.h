@@ -26,6 +26,7 @@
 #include "nd_buf.h"
 #include "nd_hist.h"
 #include "nd_nest.h"
+#include "nd_scan.h"	/* nd_scan() fills these tables */
 #include "nd_stream.h"
 #include "nd_util.h"
 
@@ -80,6 +81,9 @@ void nd_agg_reset(nd_agg *a);
 
 /* dst += src, all figures and the example. */
 void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);
+/* The exclusive time of span s, tagged with its row id (s->user), is
+ * final: add it and its overrun to that row. */
+void nd_agg_self(nd_agg *a, const nd_nest_span *s);
 
 /* Would an instance with these ordering fields replace the row's example?
  * (Cheap; call it before building the example text.) */
@@ -97,72 +101,5 @@ void nd_agg_example_set(nd_agg *a, uint32_t id, nd_abstime abs,
 void nd_agg_ex_set(nd_agg_ex *ex, nd_abstime abs, int64_t dur_ns,
     const char *src, int64_t pid, int64_t tid, const char *json, size_t n);
 void nd_agg_ex_free(nd_agg_ex *ex);
-
-/*
- * nd_scan: read streams and hand each selected record to the caller, with
- * the exclusive time of every span (nd_nest) when it is final.  This is the
- * reading loop of every program that aggregates time; it owns the rules
- * they must share:
- *
- * - Record type: opts.type, or by default the type of the first record
- *   with an integer dur_ns ("span" for an ingest stream, "gap" after
- *   trace-gaps).  Records of another type, and meta/end, are not handed on.
- * - Spans (type "span") need ts_ns and dur_ns and are nested per timeline
- *   (source, pid, tid) with opts.rule; other types are not nested: their
- *   exclusive time is their duration and --timelines does not apply.
- * - Timelines (spans only; nd_span_kind): ND_TL_DEVICE counts device ops
- *   and, while the input has shown none, every span; at the first device op
- *   everything counted so far is forgotten (cb.reset) and only device ops
- *   count from then on, so a stream without device ops counts every
- *   timeline (res.fallback says so).  ND_TL_HOST counts host spans,
- *   ND_TL_ALL every span.
- * - Order: timelines are flushed when their source ends.  When a span
- *   arrives too late to be nested exactly (ND_NEST_LATE), the pass goes on
- *   to find every such timeline, then, if every input can be read again
- *   (regular files, or stdin redirected from one), everything is forgotten
- *   (cb.reset) and the input is read a second time with those timelines
- *   buffered from their first span.  On a pipe the program stops with a
- *   message (exit 2) advising a file or opts.unordered, which buffers every
- *   timeline (exact on any order, memory proportional to the spans).
- */
-enum { ND_TL_DEVICE = 0, ND_TL_HOST, ND_TL_ALL };
-
-typedef struct nd_scan_opts {
-	int timelines;		/* ND_TL_* */
-	nd_nest_rule rule;
-	int unordered;
-	const char *type;	/* NULL: automatic (see above) */
-} nd_scan_opts;
-
-#define ND_SCAN_SKIP UINT64_MAX
-
-typedef struct nd_scan_cb {
-	void *ctx;
-	/* A selected record; returns the tag given back in done() (a row
-	 * id), or ND_SCAN_SKIP to leave the record out. */
-	uint64_t (*record)(void *ctx, const nd_event *ev,
-	    const nd_source_info *si);
-	/* Exclusive time of a record is final (spans: from nd_nest; other
-	 * types: at once, self = dur, depth 0). */
-	void (*done)(void *ctx, const nd_nest_span *s);
-	/* Forget everything counted so far. */
-	void (*reset)(void *ctx);
-} nd_scan_cb;
-
-typedef struct nd_scan_res {
-	int fallback;		/* ND_TL_DEVICE found no device op */
-	char type[64];		/* type aggregated; "" when none was seen */
-	uint64_t records;	/* records handed to cb.record (last pass) */
-	int passes;		/* 2 when the input was read again */
-	size_t reordered;	/* timelines that had to buffer */
-	size_t held_max;	/* most spans held at once (memory) */
-	uint32_t sources;
-} nd_scan_res;
-
-void nd_scan(char **paths, int npaths, const nd_scan_opts *opts,
-    const nd_scan_cb *cb, nd_scan_res *res);
-/* "device", "host", "all" -> ND_TL_*; -1 if none. */
-int nd_scan_timelines(const char *s);
-const char *nd_scan_timelines_name(int tl);
 
 #endif

@@ -798,7 +798,7 @@ nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *idp,
 		if (ev->device.p != NULL)
 			e->dev = nd_intern_id(c->devs, ev->device.p,
 			    ev->device.n);
-		e->host = nd_span_kind(ev) == ND_KIND_HOST;
+		e->host = nd_event_kind(ev) == ND_KIND_HOST;
 	}
 
 	close_before(c, t, ev->ts_ns);

@@ -20,7 +20,7 @@
  *   ND_CTX_OVERLAP  with `overlapping`: a span of the same source on another
  *                   timeline, of the match's device (same `device`, or the
  *                   same pid when the match has no device) or on a host
- *                   timeline (nd_span_kind() == ND_KIND_HOST), whose time
+ *                   timeline (nd_event_kind() == ND_KIND_HOST), whose time
  *                   overlaps the match's (a zero-length span counts as
  *                   [ts, ts+1) for this test).
  *

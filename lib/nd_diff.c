@@ -5,11 +5,14 @@
 
 #include "nd_by.h"
 #include "nd_cli.h"
+#include "nd_drive.h"
 #include "nd_event.h"
 #include "nd_hash.h"
 #include "nd_json.h"
 #include "nd_nest.h"
+#include "nd_scan.h"
 #include "nd_sort.h"
+#include "nd_stepsum.h"
 #include "nd_stream.h"
 #include "nd_util.h"
 
@@ -35,19 +38,13 @@ static const char *const step_stats[] = { "median", "p90", "mean", "count" };
 
 struct dimtab {
 	nd_intern *in;
-	int64_t *self[2];	/* [0] every span, [1] device ops */
-	uint64_t *cnt[2];
+	int64_t *self;		/* the spans nd_scan counts */
+	uint64_t *cnt;
 	size_t cap;
 };
 
 struct pend {
 	uint32_t id[ND_NDIM];
-	int dev;
-};
-
-struct srec {
-	int64_t num, dur;
-	nd_breakdown bd;
 };
 
 struct nd_diff_side {
@@ -56,11 +53,10 @@ struct nd_diff_side {
 	struct dimtab dim[ND_NDIM];
 	int ndim;		/* dimensions in use (ND_DIM_BY or not) */
 	const char *by;
-	int has_device;
-	/* steps */
-	struct srec *recs;
-	size_t nrecs, caprecs;
+	/* steps (nd_stepsum) */
+	nd_stepsum *sum;
 	uint64_t njob;
+	int applied;		/* warmup/drop-last applied */
 	nd_stat steady;
 	int nclass;
 	const char *cname[2];
@@ -77,43 +73,67 @@ struct nd_diff_side {
 static void
 dim_grow(struct dimtab *t, uint32_t id)
 {
-	size_t old = t->cap;
+	size_t old = t->cap, c = old;
 
 	if (id < t->cap)
 		return;
-	for (int k = 0; k < 2; k++) {
-		size_t c = old;
-
-		nd_grow(&t->self[k], &c, (size_t)id + 1, sizeof *t->self[k]);
-		c = old;
-		nd_grow(&t->cnt[k], &c, (size_t)id + 1, sizeof *t->cnt[k]);
-		t->cap = c;
-	}
-	for (int k = 0; k < 2; k++) {
-		memset(t->self[k] + old, 0, (t->cap - old) * sizeof *t->self[k]);
-		memset(t->cnt[k] + old, 0, (t->cap - old) * sizeof *t->cnt[k]);
-	}
+	nd_grow(&t->self, &c, (size_t)id + 1, sizeof *t->self);
+	c = old;
+	nd_grow(&t->cnt, &c, (size_t)id + 1, sizeof *t->cnt);
+	t->cap = c;
+	memset(t->self + old, 0, (t->cap - old) * sizeof *t->self);
+	memset(t->cnt + old, 0, (t->cap - old) * sizeof *t->cnt);
 }
+
+/* The reading of one side: nd_drive feeds side_record, which feeds the
+ * step detection and the exclusive-time engine (nd_scan). */
+struct side_rd {
+	nd_diff_side *s;
+	const nd_diff_opts *o;
+	nd_steps *steps;
+	nd_scanner *scan;
+	nd_by *byk;		/* for nd_by_check */
+	int bydim;		/* dimension of --by */
+	int64_t cur;		/* current source, -1 before the first */
+	nd_buf tmp;
+};
 
 static void
 nest_done(void *ctx, const nd_nest_span *sp)
 {
-	nd_diff_side *s = ctx;
+	struct side_rd *r = ctx;
+	nd_diff_side *s = r->s;
 	struct pend *p = &s->pend[sp->user];
 
 	for (int d = 0; d < s->ndim; d++) {
 		struct dimtab *t = &s->dim[d];
 
-		t->self[0][p->id[d]] += sp->self_ns;
-		t->cnt[0][p->id[d]]++;
-		if (p->dev) {
-			t->self[1][p->id[d]] += sp->self_ns;
-			t->cnt[1][p->id[d]]++;
-		}
+		t->self[p->id[d]] += sp->self_ns;
+		t->cnt[p->id[d]]++;
 	}
 	if (s->nfree == s->capfree)
 		nd_grow(&s->freel, &s->capfree, s->nfree + 1, sizeof *s->freel);
 	s->freel[s->nfree++] = (uint32_t)sp->user;
+}
+
+/* nd_scan forgets what it counted: the spans before the first device op,
+ * or a reading to do again. */
+static void
+nest_reset(void *ctx)
+{
+	struct side_rd *r = ctx;
+	nd_diff_side *s = r->s;
+
+	for (int d = 0; d < s->ndim; d++) {
+		struct dimtab *t = &s->dim[d];
+
+		if (t->cap > 0) {
+			memset(t->self, 0, t->cap * sizeof *t->self);
+			memset(t->cnt, 0, t->cap * sizeof *t->cnt);
+		}
+	}
+	s->npend = 0;
+	s->nfree = 0;
 }
 
 static const char absent_key[1] = { '\0' };
@@ -152,89 +172,160 @@ by_value(const nd_event *ev, const char *by, nd_buf *tmp)
 	return (nd_str){ tmp->p != NULL ? tmp->p : "", tmp->len };
 }
 
-static int
-srec_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct srec *x = a, *y = b;
-
-	(void)ctx;
-	return (x->num > y->num) - (x->num < y->num);
-}
-
 static void
 flush_steps(nd_diff_side *s, nd_steps *steps)
 {
 	const nd_step *st;
 	size_t n = nd_steps_finish(steps, &st);
+	nd_stepsum_rec x;
 
+	if (s->sum == NULL)
+		s->sum = nd_stepsum_new();
+	memset(&x, 0, sizeof x);
 	for (size_t i = 0; i < n; i++) {
-		if (s->nrecs == s->caprecs)
-			nd_grow(&s->recs, &s->caprecs, s->nrecs + 1,
-			    sizeof *s->recs);
-		s->recs[s->nrecs].num = st[i].num;
-		s->recs[s->nrecs].dur = st[i].dur;
-		s->recs[s->nrecs].bd = st[i].bd;
-		s->nrecs++;
+		x.num = st[i].num;
+		x.ts = st[i].ts;
+		x.dur = st[i].dur;
+		x.wait = st[i].wait_ns;
+		x.bd = st[i].bd;
+		nd_stepsum_add(s->sum, &x);
 	}
 	nd_steps_reset(steps);
 }
 
-/* The summary of trace-steps --summary over the collected records. */
+/* The figures of the step summary (nd_stepsum) that the deltas use. */
 static void
-summarise_steps(nd_diff_side *s, int64_t warmup)
+summarise_steps(nd_diff_side *s, const nd_diff_opts *o)
 {
-	int64_t *num, *dur;
-	size_t nj = 0, first;
-	nd_step_classes cl;
+	const nd_stepsum_res *r;
 
-	nd_sort(s->recs, s->nrecs, sizeof *s->recs, srec_cmp, NULL);
-	num = nd_xmalloc((s->nrecs ? s->nrecs : 1) * sizeof *num);
-	dur = nd_xmalloc((s->nrecs ? s->nrecs : 1) * sizeof *dur);
-	for (size_t i = 0; i < s->nrecs; i++) {
-		if (nj > 0 && num[nj - 1] == s->recs[i].num) {
-			if (s->recs[i].dur > dur[nj - 1])
-				dur[nj - 1] = s->recs[i].dur;
-			continue;
-		}
-		num[nj] = s->recs[i].num;
-		dur[nj] = s->recs[i].dur;
-		nj++;
+	if (s->sum == NULL)
+		s->sum = nd_stepsum_new();
+	nd_stepsum_finish(s->sum, o->warmup, o->drop_last);
+	r = nd_stepsum_result(s->sum);
+	s->njob = r->nsteps;
+	s->applied = r->applied;
+	s->steady = r->steady;
+	s->nclass = r->cl.nclass;
+	for (int c = 0; c < r->cl.nclass && c < 2; c++) {
+		s->cname[c] = r->cl.c[c].name;
+		s->cst[c] = r->cl.c[c].st;
 	}
-	s->njob = nj;
-	first = (size_t)warmup < nj ? (size_t)warmup : nj;
-	nd_stat_of(dur + first, nj - first, &s->steady);
-	nd_step_classify(num + first, dur + first, nj - first, &cl);
-	s->nclass = cl.nclass;
-	for (int c = 0; c < cl.nclass && c < 2; c++) {
-		s->cname[c] = cl.c[c].name;
-		s->cst[c] = cl.c[c].st;
-	}
-	nd_step_classes_free(&cl);
-	memset(&s->bd, 0, sizeof s->bd);
-	s->bd_total = 0;
-	for (size_t i = 0; i < s->nrecs && first < nj; i++) {
-		if (s->recs[i].num < num[first] || s->recs[i].num > num[nj - 1])
-			continue;
-		nd_breakdown_add(&s->bd, &s->recs[i].bd);
-		s->bd_total += s->recs[i].dur;
-	}
-	free(num);
-	free(dur);
+	s->bd = r->bd;
+	s->bd_total = r->bd_total;
 }
 
 static void
-add_src(nd_diff_side *s, uint32_t src, const nd_stream *st)
+add_src(nd_diff_side *s, uint32_t src, const nd_source_info *si)
 {
-	const nd_source_info *si;
-
 	while (s->nsrc <= src) {
 		s->src = nd_xrealloc(s->src, (s->nsrc + 1) * sizeof *s->src);
 		memset(&s->src[s->nsrc], 0, sizeof *s->src);
 		s->nsrc++;
 	}
-	if (s->src[src].path == NULL && (si = nd_stream_meta(st, src)) != NULL &&
-	    si->path != NULL)
+	if (s->src[src].path == NULL && si != NULL && si->path != NULL)
 		s->src[src].path = nd_xstrdup(si->path);
+}
+
+/* The key of dimension d of a span (by_value's text stays in r->tmp until
+ * the next call). */
+static nd_str
+dim_value(struct side_rd *r, const nd_event *ev, int d)
+{
+	switch (d) {
+	case ND_DIM_NAME:
+		return ev->name;
+	case ND_DIM_FAMILY:
+		return ev->family;
+	case ND_DIM_CLASS:
+		return ev->cls;
+	case ND_DIM_SCOPE:
+		return ev->scope;
+	case ND_DIM_CAT:
+		return ev->cat;
+	default:
+		return by_value(ev, r->s->by, &r->tmp);
+	}
+}
+
+/* nd_scan's record: a span it counts gets a slot with its key ids until
+ * its exclusive time is final. */
+static uint64_t
+side_span(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	struct side_rd *r = ctx;
+	nd_diff_side *s = r->s;
+	uint32_t slot;
+
+	(void)si;
+	if (s->nfree > 0)
+		slot = s->freel[--s->nfree];
+	else {
+		if (s->npend == s->cappend)
+			nd_grow(&s->pend, &s->cappend, s->npend + 1,
+			    sizeof *s->pend);
+		slot = (uint32_t)s->npend++;
+	}
+	for (int d = 0; d < s->ndim; d++)
+		s->pend[slot].id[d] = key_id(&s->dim[d], dim_value(r, ev, d));
+	return slot;
+}
+
+static void
+side_record(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	struct side_rd *r = ctx;
+	nd_diff_side *s = r->s;
+	nd_span_role sr;
+
+	if ((int64_t)ev->source != r->cur) {
+		if (r->cur >= 0)
+			flush_steps(s, r->steps);
+		r->cur = ev->source;
+		add_src(s, ev->source, si);
+	}
+	if (ev->type == ND_EV_META) {
+		nd_steps_meta(r->steps, ev);
+		free(s->src[ev->source].run_id);
+		s->src[ev->source].run_id = nd_jstr_dup(nd_event_get(ev,
+		    "run_id"));
+	} else if (ev->type == ND_EV_END) {
+		free(s->src[ev->source].sha256);
+		s->src[ev->source].sha256 = nd_jstr_dup(nd_event_get(ev,
+		    "sha256"));
+	} else if (ev->type == ND_EV_SPAN && (ev->has & ND_HAS_TS) &&
+	    (ev->has & ND_HAS_DUR)) {
+		nd_span_role_of(ev, r->o->re, &sr);
+		nd_steps_add(r->steps, ev, &sr);
+		nd_by_note(r->byk, ev, 0, dim_value(r, ev, r->bydim).p != NULL);
+	}
+	(void)nd_scan_feed(r->scan, ev, si);
+}
+
+/* The end of a reading: done, or forget the side and read it again. */
+static int
+side_end(void *ctx)
+{
+	struct side_rd *r = ctx;
+	nd_diff_side *s = r->s;
+	nd_scan_res res;
+
+	if (r->cur >= 0)
+		flush_steps(s, r->steps);
+	nd_scan_finish(r->scan, &res);
+	if (!nd_scan_again(r->scan))
+		return ND_DRIVE_OK;
+	nd_scan_restart(r->scan);
+	for (size_t i = 0; i < s->nsrc; i++) {
+		free(s->src[i].path);
+		free(s->src[i].sha256);
+		free(s->src[i].run_id);
+	}
+	s->nsrc = 0;
+	nd_stepsum_free(s->sum);
+	s->sum = NULL;
+	r->cur = -1;
+	return ND_DRIVE_AGAIN;
 }
 
 nd_diff_side *
@@ -242,26 +333,29 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 {
 	nd_diff_side *s = nd_xcalloc(1, sizeof *s);
 	char *paths[1];
-	nd_stream *st;
-	nd_steps *steps;
 	nd_steps_opts so;
-	nd_nest *nest;
-	nd_intern *tl = nd_intern_new();
-	nd_buf tmp = ND_BUF_INIT;
-	nd_event ev;
-	int64_t cur = -1;
+	nd_scan_opts sco;
 	const char *bad;
-	nd_by *byk = nd_by_parse(o->by, NULL, 0, &bad);	/* for nd_by_check */
-	int bydim = ND_DIM_BY;
+	struct side_rd r;
+	nd_scan_cb scb = { &r, side_span, nest_done, nest_reset };
+	nd_drive_cb dcb = { &r, side_record, side_end };
+	nd_drive_opts dop;
+	nd_drive_res dres;
 
-	if (byk == NULL)
+	memset(&r, 0, sizeof r);
+	r.s = s;
+	r.o = o;
+	r.cur = -1;
+	r.bydim = ND_DIM_BY;
+	r.byk = nd_by_parse(o->by, NULL, 0, &bad);
+	if (r.byk == NULL)
 		nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", o->by);
 	s->by = o->by;
 	s->ndim = ND_DIM_BY;
 	for (int d = 0; d < ND_DIM_BY; d++)
 		if (strcmp(o->by, dim_names[d]) == 0) {
 			s->by = NULL;
-			bydim = d;
+			r.bydim = d;
 		}
 	if (s->by != NULL)
 		s->ndim = ND_NDIM;
@@ -269,93 +363,22 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 		s->dim[d].in = nd_intern_new();
 	memset(&so, 0, sizeof so);
 	so.re = o->re;
-	steps = nd_steps_new(&so);
-	nest = nd_nest_new(ND_NEST_CLIP, nest_done, s);
-	nd_nest_buffer_all(nest);
+	r.steps = nd_steps_new(&so);
+	/* device ops, else every span */
+	memset(&sco, 0, sizeof sco);
+	sco.timelines = ND_TL_DEVICE;
+	sco.rule = ND_NEST_CLIP;
+	sco.type = "span";
+	r.scan = nd_scan_new(&sco, &scb);
+	memset(&dop, 0, sizeof dop);
 	paths[0] = (char *)path;
-	st = nd_stream_open(paths, 1);
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev)) {
-		if ((int64_t)ev.source != cur) {
-			if (cur >= 0) {
-				flush_steps(s, steps);
-				nd_nest_flush_all(nest);
-			}
-			cur = ev.source;
-			add_src(s, ev.source, st);
-		}
-		if (ev.type == ND_EV_META) {
-			nd_steps_meta(steps, &ev);
-			free(s->src[ev.source].run_id);
-			s->src[ev.source].run_id = nd_jstr_dup(nd_event_get(&ev,
-			    "run_id"));
-			continue;
-		}
-		if (ev.type == ND_EV_END) {
-			free(s->src[ev.source].sha256);
-			s->src[ev.source].sha256 = nd_jstr_dup(nd_event_get(&ev,
-			    "sha256"));
-			continue;
-		}
-		if (ev.type != ND_EV_SPAN || !(ev.has & ND_HAS_TS) ||
-		    !(ev.has & ND_HAS_DUR) || ev.dur_ns < 0) {
-			continue;
-		}
-		{
-			nd_span_role sr;
-			struct pend *p;
-			uint32_t slot, tid;
-			struct {
-				uint32_t src;
-				int64_t pid, tid;
-			} k;
-			nd_str kv[ND_NDIM];
-
-			nd_span_role_of(&ev, o->re, &sr);
-			nd_steps_add(steps, &ev, &sr);
-			if (s->nfree > 0)
-				slot = s->freel[--s->nfree];
-			else {
-				if (s->npend == s->cappend)
-					nd_grow(&s->pend, &s->cappend,
-					    s->npend + 1, sizeof *s->pend);
-				slot = (uint32_t)s->npend++;
-			}
-			p = &s->pend[slot];
-			kv[ND_DIM_NAME] = ev.name;
-			kv[ND_DIM_FAMILY] = ev.family;
-			kv[ND_DIM_CLASS] = ev.cls;
-			kv[ND_DIM_SCOPE] = ev.scope;
-			kv[ND_DIM_CAT] = ev.cat;
-			if (s->by != NULL)
-				kv[ND_DIM_BY] = by_value(&ev, s->by, &tmp);
-			nd_by_note(byk, &ev, 0, kv[bydim].p != NULL);
-			for (int d = 0; d < s->ndim; d++)
-				p->id[d] = key_id(&s->dim[d], kv[d]);
-			p->dev = nd_span_kind(&ev) == ND_KIND_DEVICE;
-			if (p->dev)
-				s->has_device = 1;
-			memset(&k, 0, sizeof k);
-			k.src = ev.source;
-			k.pid = (ev.has & ND_HAS_PID) ? ev.pid : 0;
-			k.tid = (ev.has & ND_HAS_TID) ? ev.tid : 0;
-			tid = nd_intern_id(tl, (const char *)&k, sizeof k);
-			(void)nd_nest_add(nest, tid, ev.ts_ns, ev.dur_ns, slot);
-		}
-	}
-	if (cur >= 0) {
-		flush_steps(s, steps);
-		nd_nest_flush_all(nest);
-	}
-	nd_by_check(byk, "--by");
-	nd_by_free(byk);
-	summarise_steps(s, o->warmup);
-	nd_stream_close(st);
-	nd_event_free(&ev);
-	nd_steps_free(steps);
-	nd_nest_free(nest);
-	nd_intern_free(tl);
-	nd_buf_free(&tmp);
+	nd_drive(paths, 1, &dop, &dcb, &dres);
+	nd_by_check(r.byk, "--by");
+	nd_by_free(r.byk);
+	summarise_steps(s, o);
+	nd_scan_free(r.scan);
+	nd_steps_free(r.steps);
+	nd_buf_free(&r.tmp);
 	free(s->pend);
 	free(s->freel);
 	s->pend = NULL;
@@ -366,23 +389,24 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 void
 nd_diff_side_free(nd_diff_side *s)
 {
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < s->nsrc; i++) {
-		free(s->src[i].path);
-		free(s->src[i].sha256);
-		free(s->src[i].run_id);
-	}
-	free(s->src);
-	for (int d = 0; d < s->ndim; d++) {
-		nd_intern_free(s->dim[d].in);
-		for (int k = 0; k < 2; k++) {
-			free(s->dim[d].self[k]);
-			free(s->dim[d].cnt[k]);
+	/* NULL: nothing to free */
+	if (s != NULL) {
+		nd_stepsum_free(s->sum);
+		for (size_t i = 0; i < s->nsrc; i++) {
+			nd_diff_src *x = &s->src[i];
+
+			free(x->path);
+			free(x->sha256);
+			free(x->run_id);
 		}
+		free(s->src);
+		for (int d = 0; d < s->ndim; d++) {
+			nd_intern_free(s->dim[d].in);
+			free(s->dim[d].self);
+			free(s->dim[d].cnt);
+		}
+		free(s);
 	}
-	free(s->recs);
-	free(s);
 }
 
 size_t
@@ -525,7 +549,6 @@ key_deltas(nd_diff *d, size_t *cap, const nd_diff_side *b,
     const nd_diff_side *a, int dim, const nd_diff_opts *o)
 {
 	const struct dimtab *tb = &b->dim[dim], *ta = &a->dim[dim];
-	int kb = b->has_device ? 1 : 0, ka = a->has_device ? 1 : 0;
 	double sb = b->njob > 0 ? (double)b->njob : 1;
 	double sa = a->njob > 0 ? (double)a->njob : 1;
 	nd_buf m = ND_BUF_INIT;
@@ -534,17 +557,16 @@ key_deltas(nd_diff *d, size_t *cap, const nd_diff_side *b,
 	for (int side = 0; side < 2; side++) {
 		const struct dimtab *t = side == 0 ? tb : ta;
 		const struct dimtab *u = side == 0 ? ta : tb;
-		int kt = side == 0 ? kb : ka, ku = side == 0 ? ka : kb;
 		uint32_t n = nd_intern_count(t->in);
 
 		for (uint32_t id = 0; id < n; id++) {
 			size_t len;
 			const char *k = nd_intern_str(t->in, id, &len);
 			uint32_t uid = nd_intern_find(u->in, k, len);
-			uint64_t ct = t->cnt[kt][id];
-			uint64_t cu = uid != UINT32_MAX ? u->cnt[ku][uid] : 0;
-			int64_t st = t->self[kt][id];
-			int64_t su = uid != UINT32_MAX ? u->self[ku][uid] : 0;
+			uint64_t ct = t->cnt[id];
+			uint64_t cu = uid != UINT32_MAX ? u->cnt[uid] : 0;
+			int64_t st = t->self[id];
+			int64_t su = uid != UINT32_MAX ? u->self[uid] : 0;
 			double vb, va, cb, ca;
 			nd_delta *x;
 
@@ -605,6 +627,8 @@ nd_diff_compute(const nd_diff_side *b, const nd_diff_side *a,
 			out->by_dim = d;
 	out->steps_before = b->njob;
 	out->steps_after = a->njob;
+	out->applied_before = b->applied;
+	out->applied_after = a->applied;
 	if (b->steady.count > 0 && a->steady.count > 0) {
 		step_deltas(out, &cap, "all", &b->steady, &a->steady);
 		if (b->nclass == 2 && a->nclass == 2) {
@@ -1023,6 +1047,7 @@ put_side(nd_jw *w, const nd_diff_side *s)
 	nd_jw_arr_end(w);
 	nd_jw_kuint(w, "steps", s->njob);
 	nd_jw_kuint(w, "steady_steps", s->steady.count);
+	nd_jw_kbool(w, "warmup_applied", s->applied);
 	nd_jw_obj_end(w);
 }
 
@@ -1209,6 +1234,10 @@ nd_diff_write_table(nd_buf *b, const nd_diff *d, const nd_verdict *v,
 			snprintf(label, sizeof label, "%s", x->part);
 		table_row(b, x, label);
 	}
+	if (d->nsummary > 0 && (!d->applied_before || !d->applied_after))
+		nd_buf_addf(b, "  (too few steps %s: every step is steady, "
+		    "none left out)\n", !d->applied_before ? (!d->applied_after ?
+		    "on both sides" : "before") : "after");
 	nd_buf_addf(b, "exclusive time per step by %s (steps: before %llu, "
 	    "after %llu); last columns: count per step before, after\n",
 	    d->by, (unsigned long long)d->steps_before,

@@ -3,21 +3,17 @@
  * rules and the verdict.  Used by trace-diff(1), which is the reference for
  * every rule stated here, and meant for trace-report (rendering a diff).
  *
- * A side (nd_diff_side) is read once from its stream and keeps only
- * figures:
- *   - steps: detected by nd_steps (the trace-steps(1) rules), per source;
- *     a job step is the longest record of a step number over the sources;
- *     the steady state leaves out the first `warmup` job steps; its
- *     nd_stat, its classes (nd_step_classify) and the breakdown summed over
- *     every step record of the steady numbers (shares = part / summed
- *     window length), exactly like `trace-steps --summary`;
- *   - exclusive time per key: every span is nested on its timeline
- *     (source, pid, tid) with the ndtrace rule (nd_nest, ND_NEST_CLIP,
- *     buffered so any order is exact) and its self time summed per key of
- *     each dimension (name, family, class, scope, cat and the --by key).
- *     Like trace-topk(1) --timelines device: device ops only when the side
- *     has any, else every span.  Per step = sum / the side's job step count
- *     (1 when no step was found);
+ * A side (nd_diff_side) is read from its stream (once when in order) and
+ * keeps only figures:
+ *   - steps: detected by nd_steps (the trace-steps(1) rules), per source,
+ *     and summarised by nd_stepsum (job steps, the steady window with the
+ *     warmup and drop-last, its nd_stat, classes and breakdown);
+ *   - exclusive time per key: from nd_scan with ND_TL_DEVICE and
+ *     ND_NEST_CLIP (device ops only when the side has any, else every
+ *     span; an input out of order is read again, nd_drive), summed per key
+ *     of each dimension (name, family, class, scope, cat and the --by key).
+ *     Per step = sum / the side's job step count (1 when no step was
+ *     found);
  *   - provenance: each source's path, the sha256 of its `end` record and
  *     the run id (meta key `run_id`, if any).
  *
@@ -45,6 +41,7 @@ enum {
 typedef struct nd_diff_opts {
 	const regex_t *re;	/* --step-regex, or NULL */
 	int64_t warmup;		/* job steps left out of the steady state */
+	int drop_last;		/* leave the last job step out too */
 	const char *by;		/* key of the per-key deltas ("name") */
 	double min_pct;		/* |pct| below this: unchanged (default 1) */
 } nd_diff_opts;
@@ -106,6 +103,7 @@ typedef struct nd_diff {
 	size_t key_first[ND_NDIM], key_n[ND_NDIM];	/* per dimension,
 				 * sorted by delta descending, then key */
 	uint64_t steps_before, steps_after;
+	int applied_before, applied_after;	/* nd_stepsum_res.applied */
 	int classes;		/* both sides have light/heavy classes */
 	uint64_t nstatus[5];	/* counts of ND_ST_* in the --by dimension */
 } nd_diff;
@@ -173,7 +171,7 @@ void nd_diff_write_verdict(nd_buf *b, const nd_diff *d, const nd_verdict *v,
 void nd_diff_write_table(nd_buf *b, const nd_diff *d, const nd_verdict *v,
     size_t top);
 /* Provenance of a side as a value: {"sources":[{"source","sha256",
- * "run_id"}],"steps":N,"steady_steps":N}. */
+ * "run_id"}],"steps":N,"steady_steps":N,"warmup_applied":B}. */
 void nd_diff_put_side(nd_jw *w, const nd_diff_side *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 /* Reserved keys, their field and kind.  Kept in one table so the decoder,
  * the writer and trace-check agree on the contract. */
@@ -69,6 +70,53 @@ nd_str_eq(nd_str a, const char *s)
 	size_t n = strlen(s);
 
 	return a.p != NULL && a.n == n && memcmp(a.p, s, n) == 0;
+}
+
+#define S(x) { x, sizeof(x) - 1 }
+static const struct lit {
+	const char *s;
+	size_t n;
+} annot_lines[] = {
+	S("Steps"), S("XLA Modules"), S("XLA TraceMe"), S("TensorFlow Ops"),
+	S("TensorFlow Name Scope"), S("Framework Ops"),
+	S("Framework Name Scope"), S("Source code"), S("Launch Stats")
+}, device_cats[] = {
+	S("kernel"), S("gpu_memcpy"), S("gpu_memset"), S("cuda_sync"),
+	S("gpu_op"), S("memcpy"), S("memset"), S("mtia_ccp_events"),
+	S("hpu_op")
+}, annot_cat = S("gpu_user_annotation");
+#undef S
+
+static int
+ieq(nd_str s, const struct lit *l)
+{
+	/* the first letter (all are lower-case letters) rules out most
+	 * categories without a call */
+	return s.n == l->n && (s.p[0] | 0x20) == l->s[0] &&
+	    strncasecmp(s.p, l->s, l->n) == 0;
+}
+
+int
+nd_kind_of(nd_str cat, nd_str process, nd_str thread)
+{
+	if (cat.p != NULL) {
+		for (size_t i = 0; i < sizeof device_cats / sizeof *device_cats;
+		    i++)
+			if (ieq(cat, &device_cats[i]))
+				return ND_KIND_DEVICE;
+		if (ieq(cat, &annot_cat))
+			return ND_KIND_ANNOT;
+	}
+	if (process.p == NULL || process.n < 8 ||
+	    memcmp(process.p, "/device:", 8) != 0)
+		return ND_KIND_HOST;
+	if (thread.p != NULL)
+		for (size_t i = 0; i < sizeof annot_lines / sizeof *annot_lines;
+		    i++)
+			if (thread.n == annot_lines[i].n &&
+			    memcmp(thread.p, annot_lines[i].s, thread.n) == 0)
+				return ND_KIND_ANNOT;
+	return ND_KIND_DEVICE;
 }
 
 void
@@ -156,28 +204,159 @@ seterr(nd_everr *err, size_t off, const char *fmt, const char *a)
 	snprintf(err->msg, sizeof err->msg, fmt, a);
 }
 
-int
-nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
-    nd_everr *err)
+/* Where the string of a reserved key goes, or NULL (not kept typed). */
+static nd_str *
+str_field(nd_event *ev, enum field f)
 {
-	const char *p = line, *end = line + len;
-	nd_jval obj, key, val;
-	nd_jerr je;
-	nd_jiter it;
-	int r;
+	switch (f) {
+	case F_TYPE: return &ev->type_name;
+	case F_NAME: return &ev->name;
+	case F_PROCESS: return &ev->process;
+	case F_THREAD: return &ev->thread;
+	case F_DEVICE: return &ev->device;
+	case F_CAT: return &ev->cat;
+	case F_CLASS: return &ev->cls;
+	case F_FAMILY: return &ev->family;
+	case F_SCOPE: return &ev->scope;
+	case F_HOST: return &ev->host;
+	case F_SOURCE: return &ev->source_path;
+	default: return NULL;
+	}
+}
 
-	clear_fields(ev);
-	ev->line = line;
-	ev->len = len;
-	nd_buf_reset(scratch);
-	/* Decoded strings are never longer than their raw text, plus a NUL
-	 * each: reserving this up front keeps the pointers stable. */
-	nd_buf_reserve(scratch, len + 64);
+/* Where the integer of a reserved key goes, and its ND_HAS_* bit. */
+static int64_t *
+int_field(nd_event *ev, enum field f, unsigned *bit)
+{
+	switch (f) {
+	case F_TS: *bit = ND_HAS_TS; return &ev->ts_ns;
+	case F_DUR: *bit = ND_HAS_DUR; return &ev->dur_ns;
+	case F_PID: *bit = ND_HAS_PID; return &ev->pid;
+	case F_TID: *bit = ND_HAS_TID; return &ev->tid;
+	case F_RANK: *bit = ND_HAS_RANK; return &ev->rank;
+	case F_STEP: *bit = ND_HAS_STEP; return &ev->step;
+	case F_ORIGIN: *bit = ND_HAS_ORIGIN; return &ev->origin_ns;
+	default: *bit = 0; return NULL;
+	}
+}
+
+static int
+decode_str(nd_event *ev, const struct reserved *rk, const nd_jval *val,
+    nd_member *m, nd_buf *scratch, const char *line, nd_everr *err)
+{
+	nd_str *dst;
+	size_t at;
+
+	if (val->type != ND_JSTR) {
+		seterr(err, (size_t)(val->raw - line),
+		    "\"%s\" must be a string", rk->key);
+		return -1;
+	}
+	if ((dst = str_field(ev, rk->f)) == NULL)
+		return 0;
+	at = scratch->len;
+	if (!val->esc) {
+		/* room was reserved by nd_event_decode: copy directly */
+		size_t n = val->len - 2;
+
+		memcpy(scratch->p + at, val->raw + 1, n);
+		scratch->p[at + n] = '\0';
+		scratch->len = at + n + 1;
+		dst->p = scratch->p + at;
+		dst->n = n;
+		m->known = 1;
+		return 0;
+	}
+	nd_json_unescape(val, scratch);
+	dst->p = scratch->p + at;
+	dst->n = scratch->len - at;
+	nd_buf_addc(scratch, '\0');
+	m->known = 1;
+	return 0;
+}
+
+static int
+decode_int(nd_event *ev, const struct reserved *rk, const nd_jval *val,
+    nd_member *m, const char *line, nd_everr *err)
+{
+	int64_t v, *dst;
+	unsigned bit;
+
+	if (rk->f == F_ORIGIN ? nd_json_int64(val, &v) != 0 :
+	    nd_json_int(val, &v) != 0) {
+		seterr(err, (size_t)(val->raw - line),
+		    rk->f == F_ORIGIN ? "\"%s\" must be an integer" :
+		    "\"%s\" must be an integer within +-2^53", rk->key);
+		return -1;
+	}
+	if (rk->f == F_DUR && v < 0) {
+		seterr(err, (size_t)(val->raw - line), "%s",
+		    "\"dur_ns\" must not be negative");
+		return -1;
+	}
+	dst = int_field(ev, rk->f, &bit);
+	*dst = v;
+	ev->has |= bit;
+	m->known = 1;
+	return 0;
+}
+
+/* Record one member; a reserved key gets its typed field checked and
+ * filled.  0 ok, -1 error. */
+static int
+decode_member(nd_event *ev, const nd_jval *key, const nd_jval *val,
+    nd_buf *scratch, const char *line, nd_everr *err)
+{
+	const struct reserved *rk = lookup(key);
+	nd_member *m;
+
+	if (ND_UNLIKELY(ev->nmembers == ev->cap_members))
+		nd_grow(&ev->members, &ev->cap_members, ev->nmembers + 1,
+		    sizeof *ev->members);
+	m = &ev->members[ev->nmembers++];
+	m->key = *key;
+	m->val = *val;
+	m->known = 0;
+	if (rk == NULL) {
+		m->field = 0;
+		return 0;
+	}
+	m->field = (int)rk->f + 1;
+	if (val->type == ND_JNULL)
+		return 0;
+	switch (rk->k) {
+	case K_STR:
+		return decode_str(ev, rk, val, m, scratch, line, err);
+	case K_INT:
+		return decode_int(ev, rk, val, m, line, err);
+	case K_OBJ:
+		if (val->type != ND_JOBJ) {
+			seterr(err, (size_t)(val->raw - line),
+			    "\"%s\" must be an object", rk->key);
+			return -1;
+		}
+		if (rk->f == F_ARGS)
+			ev->args = *val;
+		else
+			ev->values = *val;
+		m->known = 1;
+		break;
+	}
+	return 0;
+}
+
+/* Open the object a line holds; a line that is another JSON value is
+ * named in the error rather than only said not to be an object. */
+static int
+open_record(nd_jiter *it, const char *line, const char *end, nd_everr *err)
+{
+	const char *p = line;
+	nd_jval obj;
+	nd_jerr je;
 
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	if (p < end && *p != '{') {
-		/* Say what it is rather than only that it is not an object. */
 		if (nd_json_value(&p, line, end, &obj, &je) != 0) {
 			err->off = je.off;
 			snprintf(err->msg, sizeof err->msg, "invalid JSON: %s",
@@ -190,127 +369,42 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 		    "number" : "literal");
 		return -1;
 	}
-	if (nd_jobj_open(&it, p, end, line, &je) != 0) {
+	if (nd_jobj_open(it, p, end, line, &je) != 0) {
 		err->off = je.off;
 		snprintf(err->msg, sizeof err->msg, "invalid JSON: %s", je.msg);
 		return -1;
 	}
+	return 0;
+}
+
+int
+nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
+    nd_everr *err)
+{
+	const char *p, *end = line + len;
+	nd_jval key, val;
+	nd_jerr je;
+	nd_jiter it;
+	int r;
+
+	clear_fields(ev);
+	ev->line = line;
+	ev->len = len;
+	nd_buf_reset(scratch);
+	/* Decoded strings are never longer than their raw text, plus a NUL
+	 * each: reserving this up front keeps the pointers stable. */
+	nd_buf_reserve(scratch, len + 64);
+
+	if (open_record(&it, line, end, err) != 0)
+		return -1;
 	if (ev->argnote.want == NULL)
 		nd_jnote_init(&ev->argnote, arg_keys, ND_ARG_N);
 	while ((r = nd_jobj_next_noting(&it, &key, &val, &je, "args", 4,
 	    &ev->argnote)) > 0) {
-		const struct reserved *rk = lookup(&key);
-		nd_member *m;
-
 		if (r == 2)
 			ev->has_argnote = 1;
-
-		if (ND_UNLIKELY(ev->nmembers == ev->cap_members))
-			nd_grow(&ev->members, &ev->cap_members,
-			    ev->nmembers + 1, sizeof *ev->members);
-		m = &ev->members[ev->nmembers++];
-		m->key = key;
-		m->val = val;
-		m->known = 0;
-		if (rk == NULL) {
-			m->field = 0;
-			continue;
-		}
-		m->field = (int)rk->f + 1;
-		if (val.type == ND_JNULL)
-			continue;
-		switch (rk->k) {
-		case K_STR: {
-			nd_str *dst = NULL;
-			size_t at;
-
-			if (val.type != ND_JSTR) {
-				seterr(err, (size_t)(val.raw - line),
-				    "\"%s\" must be a string", rk->key);
-				return -1;
-			}
-			switch (rk->f) {
-			case F_TYPE: dst = &ev->type_name; break;
-			case F_NAME: dst = &ev->name; break;
-			case F_PROCESS: dst = &ev->process; break;
-			case F_THREAD: dst = &ev->thread; break;
-			case F_DEVICE: dst = &ev->device; break;
-			case F_CAT: dst = &ev->cat; break;
-			case F_CLASS: dst = &ev->cls; break;
-			case F_FAMILY: dst = &ev->family; break;
-			case F_SCOPE: dst = &ev->scope; break;
-			case F_HOST: dst = &ev->host; break;
-			case F_SOURCE: dst = &ev->source_path; break;
-			default: break;
-			}
-			if (dst == NULL)
-				break;
-			at = scratch->len;
-			if (!val.esc) {
-				/* room was reserved above: copy directly */
-				size_t n = val.len - 2;
-
-				memcpy(scratch->p + at, val.raw + 1, n);
-				scratch->p[at + n] = '\0';
-				scratch->len = at + n + 1;
-				dst->p = scratch->p + at;
-				dst->n = n;
-				m->known = 1;
-				break;
-			}
-			nd_json_unescape(&val, scratch);
-			dst->p = scratch->p + at;
-			dst->n = scratch->len - at;
-			nd_buf_addc(scratch, '\0');
-			m->known = 1;
-			break;
-		}
-		case K_INT: {
-			int64_t v;
-			int64_t *dst = NULL;
-			unsigned bit = 0;
-
-			if (rk->f == F_ORIGIN ? nd_json_int64(&val, &v) != 0 :
-			    nd_json_int(&val, &v) != 0) {
-				seterr(err, (size_t)(val.raw - line),
-				    rk->f == F_ORIGIN ? "\"%s\" must be an integer" :
-				    "\"%s\" must be an integer within +-2^53",
-				    rk->key);
-				return -1;
-			}
-			switch (rk->f) {
-			case F_TS: dst = &ev->ts_ns; bit = ND_HAS_TS; break;
-			case F_DUR: dst = &ev->dur_ns; bit = ND_HAS_DUR; break;
-			case F_PID: dst = &ev->pid; bit = ND_HAS_PID; break;
-			case F_TID: dst = &ev->tid; bit = ND_HAS_TID; break;
-			case F_RANK: dst = &ev->rank; bit = ND_HAS_RANK; break;
-			case F_STEP: dst = &ev->step; bit = ND_HAS_STEP; break;
-			case F_ORIGIN: dst = &ev->origin_ns; bit = ND_HAS_ORIGIN; break;
-			default: break;
-			}
-			if (rk->f == F_DUR && v < 0) {
-				seterr(err, (size_t)(val.raw - line), "%s",
-				    "\"dur_ns\" must not be negative");
-				return -1;
-			}
-			*dst = v;
-			ev->has |= bit;
-			m->known = 1;
-			break;
-		}
-		case K_OBJ:
-			if (val.type != ND_JOBJ) {
-				seterr(err, (size_t)(val.raw - line),
-				    "\"%s\" must be an object", rk->key);
-				return -1;
-			}
-			if (rk->f == F_ARGS)
-				ev->args = val;
-			else
-				ev->values = val;
-			m->known = 1;
-			break;
-		}
+		if (decode_member(ev, &key, &val, scratch, line, err) != 0)
+			return -1;
 	}
 	if (r < 0) {
 		err->off = je.off;
@@ -330,6 +424,7 @@ nd_event_decode(nd_event *ev, const char *line, size_t len, nd_buf *scratch,
 		return -1;
 	}
 	ev->type = nd_evtype_of(ev->type_name.p, ev->type_name.n);
+	ev->kind = nd_kind_of(ev->cat, ev->process, ev->thread);
 	/* Keys of meta/end that share names with span keys keep their raw
 	 * form only; a meta's "source" is a path, an end has counts. */
 	return 0;

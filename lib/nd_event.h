@@ -79,6 +79,8 @@ typedef struct nd_event {
 	nd_jval args;		/* raw object, type ND_JNONE when absent */
 	nd_jval values;		/* counter values: raw object */
 	int has_argnote;	/* argnote holds the args keys (ND_ARG_*) */
+	int kind;		/* ND_KIND_* set by nd_event_decode, 0: not
+				 * decoded (use nd_event_kind) */
 
 	/* Reading only. */
 	const char *line;
@@ -124,6 +126,36 @@ enum {
  * two or more, with the first one's value in *out; -1 when not known (the
  * event was not decoded, or a key of args has an escape): then walk. */
 int nd_event_arg_noted(const nd_event *ev, int which, nd_jval *out);
+
+/*
+ * Where a span runs: the one device-op rule of every program (ndtrace(7),
+ * "Device ops").  From the stream fields alone:
+ *   ND_KIND_DEVICE  a device op: `cat` (compared without case) is a device
+ *                   activity of a Kineto trace -- kernel, gpu_memcpy,
+ *                   gpu_memset, cuda_sync (the stream and event waits
+ *                   CUPTI records on a device lane), gpu_op, the 2021
+ *                   Kernel, Memcpy, Memset, and the accelerators'
+ *                   mtia_ccp_events (MTIA) and hpu_op (Gaudi) -- or
+ *                   `process` starts with "/device:" (XPlane) and `thread`
+ *                   is not a derived line (ND_KIND_ANNOT_LINES);
+ *   ND_KIND_ANNOT   a device annotation: `cat` gpu_user_annotation, or a
+ *                   span on a derived line of a /device: process (Steps,
+ *                   XLA Modules, TensorFlow Name Scope, ...): they repeat
+ *                   time the op lines already hold;
+ *   ND_KIND_HOST    everything else (CPU ops, runtime calls, annotations).
+ * `device` plays no part: chrome2ndjson labels a rank's host threads with
+ * its GPU when the trace names the process so.  Nor does `class`: it says
+ * what an op does, not where it runs.
+ */
+enum { ND_KIND_HOST = 1, ND_KIND_DEVICE = 2, ND_KIND_ANNOT = 4 };
+#define ND_KIND_ANNOT_LINES "Steps, XLA Modules, XLA TraceMe, " \
+	"TensorFlow Ops, TensorFlow Name Scope, Framework Ops, " \
+	"Framework Name Scope, Source code, Launch Stats"
+/* The rule on the three fields (an absent one: ND_STR_NONE). */
+int nd_kind_of(nd_str cat, nd_str process, nd_str thread);
+/* ev->kind when decoded, else the rule on ev's fields. */
+static inline int nd_event_kind(const nd_event *ev);
+
 /* Map a type string to the enum. */
 nd_evtype nd_evtype_of(const char *s, size_t n);
 const char *nd_evtype_name(nd_evtype t);
@@ -154,5 +186,12 @@ nd_str_c(const char *s)
 }
 
 int nd_str_eq(nd_str a, const char *s);
+
+static inline int
+nd_event_kind(const nd_event *ev)
+{
+	return ev->kind != 0 ? ev->kind :
+	    nd_kind_of(ev->cat, ev->process, ev->thread);
+}
 
 #endif

@@ -281,203 +281,252 @@ sparkline(nd_buf *out, const struct hrec *r, size_t n)
 	}
 }
 
-void
-nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
+/* What nd_history_trend reads from a history file. */
+struct trend {
+	const char *path;
+	struct hrec *rec;		/* the records, in file order */
+	size_t nrec, caprec;
+	char **ids;			/* every fired rule id, repeated */
+	size_t nids, capids;
+	struct rcount *rc;		/* the ids counted, most fired first */
+	size_t nrc, caprc;
+	size_t bad;			/* lines that are no history record */
+	uint64_t counts[3];		/* pass, warn, fail */
+	nd_buf latest;			/* the last record as written */
+};
+
+/* Add one line (not empty) of the history file to t. */
+static void
+trend_line(struct trend *t, nd_event *ev, const char *line, size_t len,
+    nd_buf *scratch)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0, nrec = 0, caprec = 0, nrc = 0, caprc = 0, bad = 0;
-	size_t nids = 0, capids = 0;
-	char **ids = NULL;
-	ssize_t len;
-	struct hrec *rec = NULL;
-	struct rcount *rc = NULL;
-	uint64_t counts[3] = { 0, 0, 0 };
-	nd_buf scratch = ND_BUF_INIT, latest = ND_BUF_INIT;
-	nd_event ev;
+	const nd_jval *st, *fired, *metrics;
+	nd_jval med, x;
 	nd_everr err;
-	size_t first;
-	nd_jw w;
+	struct hrec h;
+
+	if (nd_event_decode(ev, line, len, scratch, &err) != 0 ||
+	    !nd_str_eq(ev->type_name, "history") ||
+	    (st = nd_event_get(ev, "status")) == NULL) {
+		t->bad++;
+		return;
+	}
+	memset(&h, 0, sizeof h);
+	h.status = nd_jstr_eq(st, "fail") ? 2 : nd_jstr_eq(st, "warn") ?
+	    1 : 0;
+	t->counts[h.status]++;
+	h.label = dupstr(nd_event_get(ev, "label"));
+	h.time = dupstr(nd_event_get(ev, "time"));
+	metrics = nd_event_get(ev, "metrics");
+	if (member(metrics, line, "step.median", &med)) {
+		if (member(&med, line, "after_ns", &x) &&
+		    nd_json_int(&x, &h.med_ns) == 0)
+			h.has_med = 1;
+		if (member(&med, line, "pct", &x) && x.type == ND_JNUM) {
+			h.has_pct = 1;
+			h.med_pct = nd_json_double(&x);
+		}
+	}
+	if ((fired = nd_event_get(ev, "fired")) != NULL &&
+	    fired->type == ND_JARR) {
+		nd_jiter it;
+		nd_jval v;
+		nd_jerr je;
+
+		nd_jaiter_init(&it, fired, line);
+		while (nd_jaiter_next(&it, &v, &je) == 1) {
+			char *id = dupstr(&v);
+
+			if (id == NULL)
+				continue;
+			if (t->nids == t->capids)
+				nd_grow(&t->ids, &t->capids, t->nids + 1,
+				    sizeof *t->ids);
+			t->ids[t->nids++] = id;
+		}
+	}
+	if (t->nrec == t->caprec)
+		nd_grow(&t->rec, &t->caprec, t->nrec + 1, sizeof *t->rec);
+	t->rec[t->nrec++] = h;
+	nd_buf_reset(&t->latest);
+	nd_buf_add(&t->latest, line, len);
+}
+
+static void
+trend_read(struct trend *t)
+{
+	FILE *f = fopen(t->path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	nd_buf scratch = ND_BUF_INIT;
+	nd_event ev;
 
 	if (f == NULL)
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+		nd_die_errno(ND_EXIT_ERROR, "%s", t->path);
 	nd_event_init(&ev);
 	while ((len = getline(&line, &cap, f)) > 0) {
-		const nd_jval *st, *fired, *metrics;
-		nd_jval med, x;
-		struct hrec h;
-
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			len--;
-		if (len == 0)
-			continue;
-		if (nd_event_decode(&ev, line, (size_t)len, &scratch, &err) != 0 ||
-		    !nd_str_eq(ev.type_name, "history") ||
-		    (st = nd_event_get(&ev, "status")) == NULL) {
-			bad++;
-			continue;
-		}
-		memset(&h, 0, sizeof h);
-		h.status = nd_jstr_eq(st, "fail") ? 2 : nd_jstr_eq(st, "warn") ?
-		    1 : 0;
-		counts[h.status]++;
-		h.label = dupstr(nd_event_get(&ev, "label"));
-		h.time = dupstr(nd_event_get(&ev, "time"));
-		metrics = nd_event_get(&ev, "metrics");
-		if (member(metrics, line, "step.median", &med)) {
-			if (member(&med, line, "after_ns", &x) &&
-			    nd_json_int(&x, &h.med_ns) == 0)
-				h.has_med = 1;
-			if (member(&med, line, "pct", &x) && x.type == ND_JNUM) {
-				h.has_pct = 1;
-				h.med_pct = nd_json_double(&x);
-			}
-		}
-		if ((fired = nd_event_get(&ev, "fired")) != NULL &&
-		    fired->type == ND_JARR) {
-			nd_jiter it;
-			nd_jval v;
-			nd_jerr je;
-
-			nd_jaiter_init(&it, fired, line);
-			while (nd_jaiter_next(&it, &v, &je) == 1) {
-				char *id = dupstr(&v);
-
-				if (id == NULL)
-					continue;
-				if (nids == capids)
-					nd_grow(&ids, &capids, nids + 1,
-					    sizeof *ids);
-				ids[nids++] = id;
-			}
-		}
-		if (nrec == caprec)
-			nd_grow(&rec, &caprec, nrec + 1, sizeof *rec);
-		rec[nrec++] = h;
-		nd_buf_reset(&latest);
-		nd_buf_add(&latest, line, (size_t)len);
+		if (len > 0)
+			trend_line(t, &ev, line, (size_t)len, &scratch);
 	}
 	if (ferror(f))
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+		nd_die_errno(ND_EXIT_ERROR, "%s", t->path);
 	fclose(f);
 	free(line);
 	nd_event_free(&ev);
 	nd_buf_free(&scratch);
-	/* Count each rule by sorting the ids: n log n however many differ. */
-	if (nids > 0)
-		qsort(ids, nids, sizeof *ids, str_cmp);
-	for (size_t i = 0; i < nids; i++) {
-		if (nrc > 0 && strcmp(rc[nrc - 1].id, ids[i]) == 0) {
-			free(ids[i]);
-			rc[nrc - 1].n++;
+}
+
+/* Count each rule by sorting the ids: n log n however many differ. */
+static void
+trend_count_rules(struct trend *t)
+{
+	if (t->nids > 0)
+		qsort(t->ids, t->nids, sizeof *t->ids, str_cmp);
+	for (size_t i = 0; i < t->nids; i++) {
+		if (t->nrc > 0 && strcmp(t->rc[t->nrc - 1].id, t->ids[i]) == 0) {
+			free(t->ids[i]);
+			t->rc[t->nrc - 1].n++;
 			continue;
 		}
-		if (nrc == caprc)
-			nd_grow(&rc, &caprc, nrc + 1, sizeof *rc);
-		rc[nrc].id = ids[i];
-		rc[nrc++].n = 1;
+		if (t->nrc == t->caprc)
+			nd_grow(&t->rc, &t->caprc, t->nrc + 1, sizeof *t->rc);
+		t->rc[t->nrc].id = t->ids[i];
+		t->rc[t->nrc++].n = 1;
 	}
-	free(ids);
-	if (nrc > 0)
-		qsort(rc, nrc, sizeof *rc, rcount_cmp);
-	first = last > 0 && nrec > last ? nrec - last : 0;
-	if (table) {
-		nd_buf_addf(out, "history %s: %zu records (pass %llu, warn %llu, "
-		    "fail %llu)", path, nrec, (unsigned long long)counts[0],
-		    (unsigned long long)counts[1], (unsigned long long)counts[2]);
-		if (bad > 0)
-			nd_buf_addf(out, ", %zu unreadable lines", bad);
-		nd_buf_addc(out, '\n');
-		if (nrec > 0) {
-			const struct hrec *l = &rec[nrec - 1];
+	free(t->ids);
+	t->ids = NULL;
+	if (t->nrc > 0)
+		qsort(t->rc, t->nrc, sizeof *t->rc, rcount_cmp);
+}
 
-			nd_buf_addf(out, "latest: %s %s %s\n",
-			    l->time ? l->time : "-",
-			    l->label ? l->label : "(no label)",
-			    nd_verdict_name(l->status == 2 ? ND_RULE_FAIL :
-			    l->status == 1 ? ND_RULE_WARN : 0));
-		}
-		if (nrc > 0) {
-			nd_buf_adds(out, "rules fired most:\n");
-			for (size_t i = 0; i < nrc && i < 10; i++)
-				nd_buf_addf(out, "  %6llu  %s\n",
-				    (unsigned long long)rc[i].n, rc[i].id);
-		}
-		nd_buf_addf(out, "step median (after), last %zu: [", nrec - first);
-		sparkline(out, rec + first, nrec - first);
-		nd_buf_adds(out, "]\n");
-		for (size_t i = first; i < nrec; i++) {
-			nd_buf_addf(out, "  %-20s %-24.24s %-4s ",
-			    rec[i].time ? rec[i].time : "-",
-			    rec[i].label ? rec[i].label : "-",
-			    rec[i].status == 2 ? "fail" : rec[i].status == 1 ?
-			    "warn" : "pass");
-			if (rec[i].has_med)
-				nd_buf_addf(out, "%12.3fms", (double)rec[i].med_ns /
-				    1e6);
-			else
-				nd_buf_addf(out, "%14s", "-");
-			if (rec[i].has_pct)
-				nd_buf_addf(out, " %+8.2f%%", rec[i].med_pct);
-			nd_buf_addc(out, '\n');
-		}
-	} else {
-		nd_jw_init(&w, out);
+static void
+trend_table(const struct trend *t, size_t first, nd_buf *out)
+{
+	const struct hrec *rec = t->rec;
+	size_t nrec = t->nrec;
+
+	nd_buf_addf(out, "history %s: %zu records (pass %llu, warn %llu, "
+	    "fail %llu)", t->path, nrec, (unsigned long long)t->counts[0],
+	    (unsigned long long)t->counts[1], (unsigned long long)t->counts[2]);
+	if (t->bad > 0)
+		nd_buf_addf(out, ", %zu unreadable lines", t->bad);
+	nd_buf_addc(out, '\n');
+	if (nrec > 0) {
+		const struct hrec *l = &rec[nrec - 1];
+
+		nd_buf_addf(out, "latest: %s %s %s\n",
+		    l->time ? l->time : "-",
+		    l->label ? l->label : "(no label)",
+		    nd_verdict_name(l->status == 2 ? ND_RULE_FAIL :
+		    l->status == 1 ? ND_RULE_WARN : 0));
+	}
+	if (t->nrc > 0) {
+		nd_buf_adds(out, "rules fired most:\n");
+		for (size_t i = 0; i < t->nrc && i < 10; i++)
+			nd_buf_addf(out, "  %6llu  %s\n",
+			    (unsigned long long)t->rc[i].n, t->rc[i].id);
+	}
+	nd_buf_addf(out, "step median (after), last %zu: [", nrec - first);
+	sparkline(out, rec + first, nrec - first);
+	nd_buf_adds(out, "]\n");
+	for (size_t i = first; i < nrec; i++) {
+		nd_buf_addf(out, "  %-20s %-24.24s %-4s ",
+		    rec[i].time ? rec[i].time : "-",
+		    rec[i].label ? rec[i].label : "-",
+		    rec[i].status == 2 ? "fail" : rec[i].status == 1 ?
+		    "warn" : "pass");
+		if (rec[i].has_med)
+			nd_buf_addf(out, "%12.3fms", (double)rec[i].med_ns /
+			    1e6);
+		else
+			nd_buf_addf(out, "%14s", "-");
+		if (rec[i].has_pct)
+			nd_buf_addf(out, " %+8.2f%%", rec[i].med_pct);
+		nd_buf_addc(out, '\n');
+	}
+}
+
+static void
+trend_json(const struct trend *t, size_t first, nd_buf *out)
+{
+	const struct hrec *rec = t->rec;
+	nd_jw w;
+
+	nd_jw_init(&w, out);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "trend");
+	nd_jw_kcstr(&w, "history", t->path);
+	nd_jw_kuint(&w, "records", t->nrec);
+	nd_jw_kuint(&w, "bad_lines", t->bad);
+	nd_jw_key(&w, "counts");
+	nd_jw_obj(&w);
+	nd_jw_kuint(&w, "pass", t->counts[0]);
+	nd_jw_kuint(&w, "warn", t->counts[1]);
+	nd_jw_kuint(&w, "fail", t->counts[2]);
+	nd_jw_obj_end(&w);
+	nd_jw_key(&w, "latest");
+	if (t->nrec > 0)
+		nd_jw_raw(&w, t->latest.p, t->latest.len);
+	else
+		nd_jw_null(&w);
+	nd_jw_key(&w, "rules");
+	nd_jw_arr(&w);
+	for (size_t i = 0; i < t->nrc; i++) {
 		nd_jw_obj(&w);
-		nd_jw_kcstr(&w, "type", "trend");
-		nd_jw_kcstr(&w, "history", path);
-		nd_jw_kuint(&w, "records", nrec);
-		nd_jw_kuint(&w, "bad_lines", bad);
-		nd_jw_key(&w, "counts");
-		nd_jw_obj(&w);
-		nd_jw_kuint(&w, "pass", counts[0]);
-		nd_jw_kuint(&w, "warn", counts[1]);
-		nd_jw_kuint(&w, "fail", counts[2]);
+		nd_jw_kcstr(&w, "rule", t->rc[i].id);
+		nd_jw_kuint(&w, "fired", t->rc[i].n);
 		nd_jw_obj_end(&w);
-		nd_jw_key(&w, "latest");
-		if (nrec > 0)
-			nd_jw_raw(&w, latest.p, latest.len);
+	}
+	nd_jw_arr_end(&w);
+	nd_jw_key(&w, "series");
+	nd_jw_arr(&w);
+	for (size_t i = first; i < t->nrec; i++) {
+		nd_jw_obj(&w);
+		nd_jw_key(&w, "label");
+		if (rec[i].label != NULL)
+			nd_jw_cstr(&w, rec[i].label);
 		else
 			nd_jw_null(&w);
-		nd_jw_key(&w, "rules");
-		nd_jw_arr(&w);
-		for (size_t i = 0; i < nrc; i++) {
-			nd_jw_obj(&w);
-			nd_jw_kcstr(&w, "rule", rc[i].id);
-			nd_jw_kuint(&w, "fired", rc[i].n);
-			nd_jw_obj_end(&w);
-		}
-		nd_jw_arr_end(&w);
-		nd_jw_key(&w, "series");
-		nd_jw_arr(&w);
-		for (size_t i = first; i < nrec; i++) {
-			nd_jw_obj(&w);
-			nd_jw_key(&w, "label");
-			if (rec[i].label != NULL)
-				nd_jw_cstr(&w, rec[i].label);
-			else
-				nd_jw_null(&w);
-			if (rec[i].time != NULL)
-				nd_jw_kcstr(&w, "time", rec[i].time);
-			nd_jw_kcstr(&w, "status", rec[i].status == 2 ? "fail" :
-			    rec[i].status == 1 ? "warn" : "pass");
-			if (rec[i].has_med)
-				nd_jw_kint(&w, "median_ns", rec[i].med_ns);
-			if (rec[i].has_pct)
-				nd_jw_kdbl(&w, "median_pct", rec[i].med_pct);
-			nd_jw_obj_end(&w);
-		}
-		nd_jw_arr_end(&w);
+		if (rec[i].time != NULL)
+			nd_jw_kcstr(&w, "time", rec[i].time);
+		nd_jw_kcstr(&w, "status", rec[i].status == 2 ? "fail" :
+		    rec[i].status == 1 ? "warn" : "pass");
+		if (rec[i].has_med)
+			nd_jw_kint(&w, "median_ns", rec[i].med_ns);
+		if (rec[i].has_pct)
+			nd_jw_kdbl(&w, "median_pct", rec[i].med_pct);
 		nd_jw_obj_end(&w);
-		nd_buf_addc(out, '\n');
 	}
-	for (size_t i = 0; i < nrec; i++) {
-		free(rec[i].label);
-		free(rec[i].time);
+	nd_jw_arr_end(&w);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(out, '\n');
+}
+
+void
+nd_history_trend(const char *path, size_t last, int table, nd_buf *out)
+{
+	struct trend t;
+	size_t first;
+
+	memset(&t, 0, sizeof t);
+	t.path = path;
+	trend_read(&t);
+	trend_count_rules(&t);
+	first = last > 0 && t.nrec > last ? t.nrec - last : 0;
+	if (table)
+		trend_table(&t, first, out);
+	else
+		trend_json(&t, first, out);
+	for (size_t i = 0; i < t.nrec; i++) {
+		free(t.rec[i].label);
+		free(t.rec[i].time);
 	}
-	for (size_t i = 0; i < nrc; i++)
-		free(rc[i].id);
-	free(rec);
-	free(rc);
-	nd_buf_free(&latest);
+	for (size_t i = 0; i < t.nrc; i++)
+		free(t.rc[i].id);
+	free(t.rec);
+	free(t.rc);
+	nd_buf_free(&t.latest);
 }

@@ -1,5 +1,6 @@
 #include "nd_in.h"
 #include "nd_sha256.h"
+#include "nd_spool.h"
 #include "nd_util.h"
 
 #include <errno.h>
@@ -34,6 +35,9 @@ struct nd_in {
 	unsigned char peek[64];
 	size_t peek_len, peek_pos;
 	int sniffed;
+	nd_spool *tee;		/* nd_in_tee */
+	nd_spool *replay;	/* nd_in_replay: read from here, not fd */
+	uint64_t replay_off;
 };
 
 /* "16 GiB", "300 MiB" or "1000 bytes": the cap as the user may write it. */
@@ -141,6 +145,45 @@ nd_in_open_hashed(const char *path)
 	return in;
 }
 
+void
+nd_in_tee(nd_in *in, nd_spool *sp)
+{
+	in->tee = sp;
+}
+
+void
+nd_in_replay(nd_in *in, nd_spool *sp, uint64_t off)
+{
+	in->replay = sp;
+	in->replay_off = off;
+}
+
+/* read(2) of the stored bytes, from the file or the spool replayed; what
+ * is read is also teed.  EINTR is retried. */
+static ssize_t
+raw_read(nd_in *in, void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (in->replay != NULL) {
+		uint64_t left = nd_spool_size(in->replay) - in->replay_off;
+
+		if (n > left)
+			n = (size_t)left;
+		if (n > 0)
+			memcpy(buf, nd_spool_get(in->replay, in->replay_off, n),
+			    n);
+		in->replay_off += n;
+		return (ssize_t)n;
+	}
+	do
+		r = read(in->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0 && in->tee != NULL)
+		nd_spool_add(in->tee, buf, (size_t)r);
+	return r;
+}
+
 static void
 fill_raw(nd_in *in)
 {
@@ -149,12 +192,7 @@ fill_raw(nd_in *in)
 	in->raw_pos = in->raw_len = 0;
 	if (in->eof)
 		return;
-	for (;;) {
-		r = read(in->fd, in->raw, RAW_BLOCK);
-		if (r < 0 && errno == EINTR)
-			continue;
-		break;
-	}
+	r = raw_read(in, in->raw, RAW_BLOCK);
 	if (r < 0)
 		nd_die_errno(ND_EXIT_ERROR, "%s: read error at byte %llu",
 		    in->name, (unsigned long long)in->raw_off);
@@ -176,10 +214,8 @@ sniff(nd_in *in)
 	/* A short first read (a pipe) may hold one byte only. */
 	while (in->raw_len == 1 && !in->eof) {
 		unsigned char c = in->raw[0];
-		ssize_t r = read(in->fd, in->raw + 1, RAW_BLOCK - 1);
+		ssize_t r = raw_read(in, in->raw + 1, RAW_BLOCK - 1);
 
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r < 0)
 			nd_die_errno(ND_EXIT_ERROR, "%s: read error", in->name);
 		if (r == 0) {
@@ -268,10 +304,8 @@ read_plain(nd_in *in, unsigned char *buf, size_t n)
 				break;
 			/* Large reads go straight to the caller's buffer. */
 			if (n - got >= RAW_BLOCK) {
-				ssize_t r = read(in->fd, buf + got, n - got);
+				ssize_t r = raw_read(in, buf + got, n - got);
 
-				if (r < 0 && errno == EINTR)
-					continue;
 				if (r < 0)
 					nd_die_errno(ND_EXIT_ERROR, "%s: read error",
 					    in->name);

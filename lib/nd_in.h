@@ -18,6 +18,7 @@
 #define ND_IN_H
 
 #include "nd_buf.h"
+#include "nd_spool.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,13 @@ size_t nd_in_peek(nd_in *in, void *buf, size_t n);
  * and discards any unread rest of the input first: call it at the end. */
 void nd_in_sha256(nd_in *in, char hex[65]);
 void nd_in_close(nd_in *in);
+
+/* For a second reading of a pipe (nd_drive): every stored byte read from
+ * now on is also added to sp; or the stored bytes are read from sp, from
+ * offset off to its end, instead of the file (the name stays, so messages
+ * are the same).  The spool is borrowed. */
+void nd_in_tee(nd_in *in, nd_spool *sp);
+void nd_in_replay(nd_in *in, nd_spool *sp, uint64_t off);
 
 #define ND_IN_MAX_DEFAULT ((uint64_t)16 << 30)	/* 16 GiB */
 /* The cap in bytes (UINT64_MAX: none); an invalid NDTRACE_MAX_INPUT is a

@@ -53,6 +53,8 @@ struct open_span {
 struct tlstack {
 	struct open_span *e;
 	size_t n, cap;
+	int64_t last;		/* latest start seen (has_last) */
+	int has_last;
 };
 
 struct sample {
@@ -110,6 +112,7 @@ struct nd_mem {
 	size_t nspans, capspans;
 	struct tlstack *stacks;	/* ordered mode, by timeline id */
 	size_t capstacks;
+	int disordered;		/* ordered mode met a timeline out of order */
 	struct sample *samples;
 	size_t nsamples, capsamples;
 	uint32_t seq;
@@ -250,8 +253,10 @@ clear_source(nd_mem *m)
 	m->active = 0;
 	m->records = 0;
 	m->nspans = m->nsamples = m->nseries = 0;
-	for (size_t i = 0; i < m->capstacks; i++)
+	for (size_t i = 0; i < m->capstacks; i++) {
 		m->stacks[i].n = 0;
+		m->stacks[i].has_last = 0;
+	}
 	m->seq = 0;
 	nd_intern_free(m->tls);
 	nd_intern_free(m->skeys);
@@ -566,6 +571,10 @@ stack_of(nd_mem *m, uint32_t tl, int64_t ts)
 		    (m->capstacks - old) * sizeof *m->stacks);
 	}
 	st = &m->stacks[tl];
+	if (st->has_last && ts < st->last)
+		m->disordered = 1;	/* nd_mem_disordered */
+	st->last = ts;
+	st->has_last = 1;
 	while (st->n > 0 && st->e[st->n - 1].sp.end <= ts)
 		st->n--;
 	return st;
@@ -673,6 +682,12 @@ nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 		p->seq = m->seq++;
 		p->parent = NONE32;
 	}
+}
+
+int
+nd_mem_disordered(const nd_mem *m)
+{
+	return m->disordered;
 }
 
 void
@@ -1784,13 +1799,50 @@ live_at_peak(struct dev *D, size_t *nout)
 	return lv;
 }
 
+/* The counts of the trace entries by action, in order of first
+ * appearance (the first MAX_ACTIONS; the rest as "(other)"). */
 static void
-dev_report(struct snap *S, struct dev *D)
+put_actions(nd_jw *w, const struct dev *D)
+{
+	/* counts by action, in order of first appearance */
+	const char *nm[MAX_ACTIONS];
+	size_t nl[MAX_ACTIONS];
+	int64_t cnt[MAX_ACTIONS], other = 0;
+	int k = 0, j;
+
+	for (size_t i = 0; i < D->nent; i++) {
+		const struct ent *e = &D->ent[i];
+
+		for (j = 0; j < k; j++)
+			if (nl[j] == e->name_n && memcmp(nm[j],
+			    e->name, e->name_n) == 0)
+				break;
+		if (j == k && k < MAX_ACTIONS) {
+			nm[k] = e->name;
+			nl[k] = e->name_n;
+			cnt[k++] = 0;
+		}
+		if (j < k)
+			cnt[j]++;
+		else
+			other++;
+	}
+	for (j = 0; j < k; j++) {
+		nd_jw_keyn(w, nm[j], nl[j]);
+		nd_jw_int(w, cnt[j]);
+	}
+	if (other > 0)
+		nd_jw_kint(w, "(other)", other);
+}
+
+/* mem_snapshot: the state of the device's memory in the snapshot. */
+static void
+report_state(struct snap *S, struct dev *D)
 {
 	nd_mem *m = S->m;
 	double frag = D->reserved > 0 ? 1.0 - (double)D->allocated /
 	    (double)D->reserved : 0;
-	char b1[32], b2[32], b3[32], t1[96];
+	char b1[32], b2[32], b3[32];
 	nd_jw w;
 
 	if (m->o.table) {
@@ -1817,116 +1869,100 @@ dev_report(struct snap *S, struct dev *D)
 		text(m, "  fragmentation %.1f%% (1 - allocated/reserved); "
 		    "largest free block %s", 100 * frag, human(b1, sizeof b1,
 		    D->largest_free));
+		return;
+	}
+	begin(m, &w, "mem_snapshot");
+	nd_jw_kcstr(&w, "source", S->source);
+	nd_jw_kcstr(&w, "device", D->name);
+	nd_jw_kint(&w, "segments", D->segments);
+	nd_jw_key(&w, "segment_types");
+	nd_jw_obj(&w);
+	for (int k = 0; k < D->ntypes; k++) {
+		nd_jw_keyn(&w, D->types[k], D->types_n[k]);
+		nd_jw_int(&w, D->types_count[k]);
+	}
+	if (D->types_other > 0)
+		nd_jw_kint(&w, "(other)", D->types_other);
+	nd_jw_obj_end(&w);
+	nd_jw_kint(&w, "blocks", (int64_t)D->nblk);
+	nd_jw_kint(&w, "active_blocks", D->nactive);
+	nd_jw_kint(&w, "pending_free_blocks", D->npending);
+	nd_jw_kint(&w, "inactive_blocks", D->ninactive);
+	nd_jw_kint(&w, "reserved_bytes", D->reserved);
+	nd_jw_kint(&w, "allocated_bytes", D->allocated);
+	nd_jw_kint(&w, "active_bytes", D->active);
+	nd_jw_kint(&w, "requested_bytes", D->requested);
+	nd_jw_kint(&w, "inactive_bytes", D->inactive);
+	nd_jw_kint(&w, "inactive_split_bytes", D->split);
+	nd_jw_kint(&w, "free_segment_bytes", D->free_seg);
+	nd_jw_kint(&w, "largest_inactive_bytes", D->largest_free);
+	kdbl(&w, "fragmentation", frag);
+	nd_jw_kint(&w, "trace_entries", (int64_t)D->nent);
+	nd_jw_key(&w, "actions");
+	nd_jw_obj(&w);
+	put_actions(&w, D);
+	nd_jw_obj_end(&w);
+	end(m, &w);
+}
+
+/* mem_peak: the entry of the trace at which most was allocated. */
+static void
+report_peak(struct snap *S, struct dev *D)
+{
+	nd_mem *m = S->m;
+	char b1[32], b2[32], t1[96];
+	nd_jw w;
+	const struct ent *pe = D->peak >= 0 ? &D->ent[D->peak] :
+	    &D->ent[0];
+	int64_t ts = ts_of(S, pe, D->peak >= 0 ? D->peak : 0);
+
+	if (m->o.table) {
+		text(m, "  trace         %zu entries; allocated %s at the "
+		    "start, %s at the end", D->nent, human(b1,
+		    sizeof b1, D->A0), human(b2, sizeof b2, D->A));
+		text(m, "  peak          %s allocated %s, %" PRId64
+		    " live blocks; reserved %s", human(b1, sizeof b1,
+		    D->peakA), when(S, t1, sizeof t1, pe, D->peak),
+		    D->peak_live, human(b2, sizeof b2, D->peakR));
+		if (D->peak >= 0 && nd_pk_len(pe->frames) > 0)
+			text(m, "                by %s",
+			    top_frame(S, pe->frames));
 	} else {
-		begin(m, &w, "mem_snapshot");
+		begin(m, &w, "mem_peak");
 		nd_jw_kcstr(&w, "source", S->source);
 		nd_jw_kcstr(&w, "device", D->name);
-		nd_jw_kint(&w, "segments", D->segments);
-		nd_jw_key(&w, "segment_types");
-		nd_jw_obj(&w);
-		for (int k = 0; k < D->ntypes; k++) {
-			nd_jw_keyn(&w, D->types[k], D->types_n[k]);
-			nd_jw_int(&w, D->types_count[k]);
+		nd_jw_kint(&w, "ts_ns", ts);
+		if (D->peak >= 0)
+			nd_jw_kint(&w, "seq", D->peak);
+		else
+			nd_jw_kbool(&w, "at_start", 1);
+		nd_jw_kint(&w, "allocated_bytes", D->peakA);
+		nd_jw_kint(&w, "active_bytes", D->peakX);
+		nd_jw_kint(&w, "reserved_bytes", D->peakR);
+		nd_jw_kint(&w, "live_blocks", D->peak_live);
+		if (D->peak >= 0) {
+			nd_jw_kstr(&w, "action", pe->name, pe->name_n);
+			nd_jw_kint(&w, "size", pe->size);
+			put_frames(m, &w, pe->frames);
 		}
-		if (D->types_other > 0)
-			nd_jw_kint(&w, "(other)", D->types_other);
-		nd_jw_obj_end(&w);
-		nd_jw_kint(&w, "blocks", (int64_t)D->nblk);
-		nd_jw_kint(&w, "active_blocks", D->nactive);
-		nd_jw_kint(&w, "pending_free_blocks", D->npending);
-		nd_jw_kint(&w, "inactive_blocks", D->ninactive);
-		nd_jw_kint(&w, "reserved_bytes", D->reserved);
-		nd_jw_kint(&w, "allocated_bytes", D->allocated);
-		nd_jw_kint(&w, "active_bytes", D->active);
-		nd_jw_kint(&w, "requested_bytes", D->requested);
-		nd_jw_kint(&w, "inactive_bytes", D->inactive);
-		nd_jw_kint(&w, "inactive_split_bytes", D->split);
-		nd_jw_kint(&w, "free_segment_bytes", D->free_seg);
-		nd_jw_kint(&w, "largest_inactive_bytes", D->largest_free);
-		kdbl(&w, "fragmentation", frag);
+		nd_jw_kint(&w, "start_allocated_bytes", D->A0);
+		nd_jw_kint(&w, "final_allocated_bytes", D->A);
+		nd_jw_kint(&w, "final_active_bytes", D->X);
+		nd_jw_kint(&w, "final_reserved_bytes", D->R);
 		nd_jw_kint(&w, "trace_entries", (int64_t)D->nent);
-		nd_jw_key(&w, "actions");
-		nd_jw_obj(&w);
-		{
-			/* counts by action, in order of first appearance */
-			const char *nm[MAX_ACTIONS];
-			size_t nl[MAX_ACTIONS];
-			int64_t cnt[MAX_ACTIONS], other = 0;
-			int k = 0, j;
-
-			for (size_t i = 0; i < D->nent; i++) {
-				const struct ent *e = &D->ent[i];
-
-				for (j = 0; j < k; j++)
-					if (nl[j] == e->name_n && memcmp(nm[j],
-					    e->name, e->name_n) == 0)
-						break;
-				if (j == k && k < MAX_ACTIONS) {
-					nm[k] = e->name;
-					nl[k] = e->name_n;
-					cnt[k++] = 0;
-				}
-				if (j < k)
-					cnt[j]++;
-				else
-					other++;
-			}
-			for (j = 0; j < k; j++) {
-				nd_jw_keyn(&w, nm[j], nl[j]);
-				nd_jw_int(&w, cnt[j]);
-			}
-			if (other > 0)
-				nd_jw_kint(&w, "(other)", other);
-		}
-		nd_jw_obj_end(&w);
+		nd_jw_kint(&w, "ooms", D->ooms);
 		end(m, &w);
 	}
+}
 
-	if (D->nent > 0) {
-		const struct ent *pe = D->peak >= 0 ? &D->ent[D->peak] :
-		    &D->ent[0];
-		int64_t ts = ts_of(S, pe, D->peak >= 0 ? D->peak : 0);
+/* mem_oom: the out-of-memory events. */
+static void
+report_ooms(struct snap *S, struct dev *D)
+{
+	nd_mem *m = S->m;
+	char b1[32], b2[32], t1[96];
+	nd_jw w;
 
-		if (m->o.table) {
-			text(m, "  trace         %zu entries; allocated %s at the "
-			    "start, %s at the end", D->nent, human(b1,
-			    sizeof b1, D->A0), human(b2, sizeof b2, D->A));
-			text(m, "  peak          %s allocated %s, %" PRId64
-			    " live blocks; reserved %s", human(b1, sizeof b1,
-			    D->peakA), when(S, t1, sizeof t1, pe, D->peak),
-			    D->peak_live, human(b2, sizeof b2, D->peakR));
-			if (D->peak >= 0 && nd_pk_len(pe->frames) > 0)
-				text(m, "                by %s",
-				    top_frame(S, pe->frames));
-		} else {
-			begin(m, &w, "mem_peak");
-			nd_jw_kcstr(&w, "source", S->source);
-			nd_jw_kcstr(&w, "device", D->name);
-			nd_jw_kint(&w, "ts_ns", ts);
-			if (D->peak >= 0)
-				nd_jw_kint(&w, "seq", D->peak);
-			else
-				nd_jw_kbool(&w, "at_start", 1);
-			nd_jw_kint(&w, "allocated_bytes", D->peakA);
-			nd_jw_kint(&w, "active_bytes", D->peakX);
-			nd_jw_kint(&w, "reserved_bytes", D->peakR);
-			nd_jw_kint(&w, "live_blocks", D->peak_live);
-			if (D->peak >= 0) {
-				nd_jw_kstr(&w, "action", pe->name, pe->name_n);
-				nd_jw_kint(&w, "size", pe->size);
-				put_frames(m, &w, pe->frames);
-			}
-			nd_jw_kint(&w, "start_allocated_bytes", D->A0);
-			nd_jw_kint(&w, "final_allocated_bytes", D->A);
-			nd_jw_kint(&w, "final_active_bytes", D->X);
-			nd_jw_kint(&w, "final_reserved_bytes", D->R);
-			nd_jw_kint(&w, "trace_entries", (int64_t)D->nent);
-			nd_jw_kint(&w, "ooms", D->ooms);
-			end(m, &w);
-		}
-	}
-
-	/* out-of-memory events */
 	for (size_t i = 0; i < D->nent; i++) {
 		const struct ent *e = &D->ent[i];
 
@@ -1952,94 +1988,117 @@ dev_report(struct snap *S, struct dev *D)
 		put_frames(m, &w, e->frames);
 		end(m, &w);
 	}
+}
 
-	if (m->o.top <= 0)
+/* mem_block at "peak": the largest blocks live at the peak. */
+static void
+report_peak_blocks(struct snap *S, struct dev *D)
+{
+	nd_mem *m = S->m;
+	char b1[32], t1[96];
+	nd_jw w;
+	size_t n, k;
+	struct liveb *lv = live_at_peak(D, &n);
+
+	k = n < (size_t)m->o.top ? n : (size_t)m->o.top;
+	if (m->o.table && k > 0) {
+		text(m, "  largest live blocks at the peak:");
+		text(m, "  %12s  %-16s %-16s  %s", "size", "address",
+		    "allocated at", "top frame");
+	}
+	for (size_t i = 0; i < k; i++) {
+		const struct liveb *l = &lv[i];
+
+		if (m->o.table) {
+			text(m, "  %12s  0x%-14" PRIx64 " %-16s  %s",
+			    human(b1, sizeof b1, l->size),
+			    (uint64_t)l->addr, l->seq < 0 ?
+			    "before the trace" : S->has_time ?
+			    msec(t1, sizeof t1, ts_of(S,
+			    &D->ent[l->seq], l->seq)) :
+			    (snprintf(t1, sizeof t1, "entry %" PRId64,
+			    l->seq), t1), top_frame(S, l->frames));
+			continue;
+		}
+		begin(m, &w, "mem_block");
+		nd_jw_kcstr(&w, "source", S->source);
+		nd_jw_kcstr(&w, "device", D->name);
+		nd_jw_kcstr(&w, "at", "peak");
+		nd_jw_kint(&w, "row", (int64_t)i + 1);
+		nd_jw_kint(&w, "address", l->addr);
+		nd_jw_kint(&w, "size", l->size);
+		nd_jw_kint(&w, "stream", l->stream);
+		if (l->seq >= 0) {
+			nd_jw_kint(&w, "ts_ns", ts_of(S,
+			    &D->ent[l->seq], l->seq));
+			nd_jw_kint(&w, "seq", l->seq);
+		} else
+			nd_jw_kbool(&w, "before_trace", 1);
+		put_frames(m, &w, l->frames);
+		end(m, &w);
+	}
+	free(lv);
+}
+
+/* mem_block at "snapshot": the largest blocks live in the snapshot. */
+static void
+report_snapshot_blocks(struct snap *S, struct dev *D)
+{
+	nd_mem *m = S->m;
+	char b1[32], b2[32];
+	nd_jw w;
+	const struct blk **ix = nd_xmalloc((D->nblk + 1) * sizeof *ix);
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < D->nblk; i++)
+		if (D->blk[i].live)
+			ix[n++] = &D->blk[i];
+	nd_sort(ix, n, sizeof *ix, cmp_blk, NULL);
+	k = n < (size_t)m->o.top ? n : (size_t)m->o.top;
+	if (m->o.table && k > 0) {
+		text(m, "  largest live blocks in the snapshot:");
+		text(m, "  %12s  %-16s %-16s  %s", "size", "address",
+		    "requested", "top frame");
+	}
+	for (size_t i = 0; i < k; i++) {
+		const struct blk *b = ix[i];
+
+		if (m->o.table) {
+			text(m, "  %12s  0x%-14" PRIx64 " %-16s  %s",
+			    human(b1, sizeof b1, b->size),
+			    (uint64_t)b->addr, human(b2, sizeof b2,
+			    b->req), top_frame(S, b->frames));
+			continue;
+		}
+		begin(m, &w, "mem_block");
+		nd_jw_kcstr(&w, "source", S->source);
+		nd_jw_kcstr(&w, "device", D->name);
+		nd_jw_kcstr(&w, "at", "snapshot");
+		nd_jw_kint(&w, "row", (int64_t)i + 1);
+		nd_jw_kint(&w, "address", b->addr);
+		nd_jw_kint(&w, "size", b->size);
+		nd_jw_kint(&w, "requested_size", b->req);
+		nd_jw_kstr(&w, "state", b->state, b->state_n);
+		nd_jw_kint(&w, "stream", b->stream);
+		nd_jw_kint(&w, "segment_address", b->seg_addr);
+		put_frames(m, &w, b->frames);
+		end(m, &w);
+	}
+	free(ix);
+}
+
+static void
+dev_report(struct snap *S, struct dev *D)
+{
+	report_state(S, D);
+	if (D->nent > 0)
+		report_peak(S, D);
+	report_ooms(S, D);
+	if (S->m->o.top <= 0)
 		return;
-	/* the largest live blocks at the peak */
-	if (D->nent > 0) {
-		size_t n, k;
-		struct liveb *lv = live_at_peak(D, &n);
-
-		k = n < (size_t)m->o.top ? n : (size_t)m->o.top;
-		if (m->o.table && k > 0) {
-			text(m, "  largest live blocks at the peak:");
-			text(m, "  %12s  %-16s %-16s  %s", "size", "address",
-			    "allocated at", "top frame");
-		}
-		for (size_t i = 0; i < k; i++) {
-			const struct liveb *l = &lv[i];
-
-			if (m->o.table) {
-				text(m, "  %12s  0x%-14" PRIx64 " %-16s  %s",
-				    human(b1, sizeof b1, l->size),
-				    (uint64_t)l->addr, l->seq < 0 ?
-				    "before the trace" : S->has_time ?
-				    msec(t1, sizeof t1, ts_of(S,
-				    &D->ent[l->seq], l->seq)) :
-				    (snprintf(t1, sizeof t1, "entry %" PRId64,
-				    l->seq), t1), top_frame(S, l->frames));
-				continue;
-			}
-			begin(m, &w, "mem_block");
-			nd_jw_kcstr(&w, "source", S->source);
-			nd_jw_kcstr(&w, "device", D->name);
-			nd_jw_kcstr(&w, "at", "peak");
-			nd_jw_kint(&w, "row", (int64_t)i + 1);
-			nd_jw_kint(&w, "address", l->addr);
-			nd_jw_kint(&w, "size", l->size);
-			nd_jw_kint(&w, "stream", l->stream);
-			if (l->seq >= 0) {
-				nd_jw_kint(&w, "ts_ns", ts_of(S,
-				    &D->ent[l->seq], l->seq));
-				nd_jw_kint(&w, "seq", l->seq);
-			} else
-				nd_jw_kbool(&w, "before_trace", 1);
-			put_frames(m, &w, l->frames);
-			end(m, &w);
-		}
-		free(lv);
-	}
-	/* the largest live blocks in the snapshot */
-	{
-		const struct blk **ix = nd_xmalloc((D->nblk + 1) * sizeof *ix);
-		size_t n = 0, k;
-
-		for (size_t i = 0; i < D->nblk; i++)
-			if (D->blk[i].live)
-				ix[n++] = &D->blk[i];
-		nd_sort(ix, n, sizeof *ix, cmp_blk, NULL);
-		k = n < (size_t)m->o.top ? n : (size_t)m->o.top;
-		if (m->o.table && k > 0) {
-			text(m, "  largest live blocks in the snapshot:");
-			text(m, "  %12s  %-16s %-16s  %s", "size", "address",
-			    "requested", "top frame");
-		}
-		for (size_t i = 0; i < k; i++) {
-			const struct blk *b = ix[i];
-
-			if (m->o.table) {
-				text(m, "  %12s  0x%-14" PRIx64 " %-16s  %s",
-				    human(b1, sizeof b1, b->size),
-				    (uint64_t)b->addr, human(b2, sizeof b2,
-				    b->req), top_frame(S, b->frames));
-				continue;
-			}
-			begin(m, &w, "mem_block");
-			nd_jw_kcstr(&w, "source", S->source);
-			nd_jw_kcstr(&w, "device", D->name);
-			nd_jw_kcstr(&w, "at", "snapshot");
-			nd_jw_kint(&w, "row", (int64_t)i + 1);
-			nd_jw_kint(&w, "address", b->addr);
-			nd_jw_kint(&w, "size", b->size);
-			nd_jw_kint(&w, "requested_size", b->req);
-			nd_jw_kstr(&w, "state", b->state, b->state_n);
-			nd_jw_kint(&w, "stream", b->stream);
-			nd_jw_kint(&w, "segment_address", b->seg_addr);
-			put_frames(m, &w, b->frames);
-			end(m, &w);
-		}
-		free(ix);
-	}
+	if (D->nent > 0)
+		report_peak_blocks(S, D);
+	report_snapshot_blocks(S, D);
 }
 
 /* Scan every trace for the clock: time_us on every entry, in range. */

@@ -20,8 +20,9 @@
  * or to its "tf_op" when it has one.  Everything of a source is held until
  * the source ends (spans at about 48 bytes each, samples at about 100), so
  * records may come in any order; with nd_mem_opts.ordered (the stream's
- * timelines in start order, as trace-report requires) only the spans that
- * hold a sample are kept.
+ * timelines in start order; a caller that cannot promise it reads again
+ * when nd_mem_disordered says so) only the spans that hold a sample are
+ * kept.
  *
  * From a snapshot (nd_pickle): segments and blocks give reserved,
  * allocated, requested and inactive bytes and the largest live blocks;
@@ -67,6 +68,10 @@ void nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si);
 /* The stream ended: write the records of its last source.  The next
  * nd_mem_record begins a new source whatever its ev->source. */
 void nd_mem_stream_done(nd_mem *m);
+/* 1 when nd_mem_opts.ordered met a record of a timeline that starts before
+ * an earlier one of it: the attribution of samples to spans may be wrong;
+ * read the input again without ordered. */
+int nd_mem_disordered(const nd_mem *m);
 
 /* A PyTorch memory snapshot (the root of a loaded pickle) from `source`.
  * 0 when written; -1 with msg filled when the value is not a snapshot. */

@@ -3,56 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-#define S(x) { x, sizeof(x) - 1 }
-static const struct lit {
-	const char *s;
-	size_t n;
-} annot_lines[] = {
-	S("Steps"), S("XLA Modules"), S("XLA TraceMe"), S("TensorFlow Ops"),
-	S("TensorFlow Name Scope"), S("Framework Ops"),
-	S("Framework Name Scope"), S("Source code"), S("Launch Stats")
-}, device_cats[] = {
-	S("kernel"), S("gpu_memcpy"), S("gpu_memset"), S("memcpy"), S("memset")
-};
-#undef S
-
-static int
-ieq(nd_str s, const struct lit *l)
-{
-	/* the first letter (all are lower-case letters) rules out most
-	 * categories without a call */
-	return s.n == l->n && (s.p[0] | 0x20) == l->s[0] &&
-	    strncasecmp(s.p, l->s, l->n) == 0;
-}
-
-int
-nd_span_kind(const nd_event *ev)
-{
-	if (ev->cat.p != NULL) {
-		static const struct lit annot = { "gpu_user_annotation", 19 };
-
-		for (size_t i = 0; i < sizeof device_cats / sizeof *device_cats;
-		    i++)
-			if (ieq(ev->cat, &device_cats[i]))
-				return ND_KIND_DEVICE;
-		if (ieq(ev->cat, &annot))
-			return ND_KIND_ANNOT;
-	}
-	if (ev->process.p != NULL && ev->process.n >= 8 &&
-	    memcmp(ev->process.p, "/device:", 8) == 0) {
-		if (ev->thread.p != NULL)
-			for (size_t i = 0;
-			    i < sizeof annot_lines / sizeof *annot_lines; i++)
-				if (ev->thread.n == annot_lines[i].n &&
-				    memcmp(ev->thread.p, annot_lines[i].s,
-				    annot_lines[i].n) == 0)
-					return ND_KIND_ANNOT;
-		return ND_KIND_DEVICE;
-	}
-	return ND_KIND_HOST;
-}
 
 /* An open or buffered span.  self and reach carry what is already known
  * when a span moves from the stack into a buffer: self has lost the time of

@@ -47,26 +47,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Which timelines a span belongs to (ndtrace(7); trace-topk(1) --timelines):
- *   ND_KIND_DEVICE  a device op: its `cat` is a GPU activity (kernel,
- *                   gpu_memcpy, gpu_memset, or Kineto's older Kernel,
- *                   Memcpy, Memset; case-insensitive), or its `process`
- *                   starts with "/device:" and its `thread` is not one of
- *                   XPlane's derived annotation lines (ND_KIND_ANNOT_LINES);
- *   ND_KIND_ANNOT   a device annotation: `cat` gpu_user_annotation, or a
- *                   span on one of those derived lines of a /device: process
- *                   (Steps, XLA Modules, TensorFlow Name Scope, ...), which
- *                   repeat time the op lines already hold;
- *   ND_KIND_HOST    everything else (CPU ops, runtime calls, annotations).
- * `class` is not used: it says what an op does, not where it runs.
- */
-enum { ND_KIND_HOST = 1, ND_KIND_DEVICE = 2, ND_KIND_ANNOT = 4 };
-#define ND_KIND_ANNOT_LINES "Steps, XLA Modules, XLA TraceMe, " \
-	"TensorFlow Ops, TensorFlow Name Scope, Framework Ops, " \
-	"Framework Name Scope, Source code, Launch Stats"
-int nd_span_kind(const nd_event *ev);
-
 typedef enum {
 	ND_NEST_CLIP = 0,	/* the ndtrace rule (default) */
 	ND_NEST_REPARENT	/* PyTorch key_averages() */

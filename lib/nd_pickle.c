@@ -646,22 +646,13 @@ mutable_target(struct rd *r, nd_pkv *t, nd_pktype want)
 	return 0;
 }
 
+/* PROTO, FRAME, STOP and the stack and mark operations. */
 static int
-step(struct rd *r, int *done)
+op_control(struct rd *r, int *done)
 {
 	const unsigned char *a;
 	size_t mark;
-	int k;
 
-	r->op_off = (size_t)(r->p - r->base);
-	r->op = *r->p++;
-	k = opindex(r->op);
-	if (k < 0)
-		return fail(r, "unknown pickle opcode 0x%02x", r->op);
-	if (opnames[k].refused != NULL)
-		return fail(r, "refused pickle opcode %s (0x%02x): %s; only "
-		    "plain data is read", opnames[k].name, r->op,
-		    opnames[k].refused);
 	switch (r->op) {
 	case 0x80:	/* PROTO */
 		if (take(r, 1, &a) != 0)
@@ -706,6 +697,17 @@ step(struct rd *r, int *done)
 			return -1;
 		push(r, r->stack[r->sp - 1]);
 		return 0;
+	}
+	return fail(r, "unknown pickle opcode 0x%02x", r->op);
+}
+
+/* The scalar values: None, booleans, numbers, strings and bytes. */
+static int
+op_value(struct rd *r)
+{
+	const unsigned char *a;
+
+	switch (r->op) {
 	case 'N':
 		push(r, newv(r, ND_PK_NONE));
 		return 0;
@@ -801,6 +803,17 @@ step(struct rd *r, int *done)
 		r->p += n;
 		return 0;
 	}
+	}
+	return fail(r, "unknown pickle opcode 0x%02x", r->op);
+}
+
+/* Building and filling lists, tuples, dicts and sets. */
+static int
+op_container(struct rd *r)
+{
+	size_t mark;
+
+	switch (r->op) {
 	case ']': case '}': case ')': case 0x8f: {
 		nd_pkv *v = newv(r, r->op == ']' ? ND_PK_LIST :
 		    r->op == '}' ? ND_PK_DICT : r->op == ')' ? ND_PK_TUPLE :
@@ -876,6 +889,17 @@ step(struct rd *r, int *done)
 			return -1;
 		return set_pairs(r, t, mark);
 	}
+	}
+	return fail(r, "unknown pickle opcode 0x%02x", r->op);
+}
+
+/* The memo: PUT, GET and MEMOIZE in their three widths. */
+static int
+op_memo(struct rd *r)
+{
+	const unsigned char *a;
+
+	switch (r->op) {
 	case 'p': case 'g': {	/* PUT, GET (text index) */
 		const char *s;
 		size_t n;
@@ -902,6 +926,34 @@ step(struct rd *r, int *done)
 		return memo_put(r, r->memo_count);
 	}
 	return fail(r, "unknown pickle opcode 0x%02x", r->op);
+}
+
+static int
+step(struct rd *r, int *done)
+{
+	int k;
+
+	r->op_off = (size_t)(r->p - r->base);
+	r->op = *r->p++;
+	k = opindex(r->op);
+	if (k < 0)
+		return fail(r, "unknown pickle opcode 0x%02x", r->op);
+	if (opnames[k].refused != NULL)
+		return fail(r, "refused pickle opcode %s (0x%02x): %s; only "
+		    "plain data is read", opnames[k].name, r->op,
+		    opnames[k].refused);
+	switch (r->op) {
+	case 0x80: case 0x95: case '.': case '(': case '0': case '1': case '2':
+		return op_control(r, done);
+	case ']': case '}': case ')': case 0x8f: case 'l': case 't': case 0x91:
+	case 0x85: case 0x86: case 0x87: case 'd': case 'a': case 'e':
+	case 0x90: case 's': case 'u':
+		return op_container(r);
+	case 'p': case 'g': case 'q': case 'h': case 'r': case 'j': case 0x94:
+		return op_memo(r);
+	default:
+		return op_value(r);
+	}
 }
 
 nd_pickle *

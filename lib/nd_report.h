@@ -1,28 +1,33 @@
 /*
- * nd_report: the root-cause report of trace-report(1), built in one pass
- * over an ndtrace stream from the modules of the analysis programs:
+ * nd_report: the root-cause report of trace-report(1), built in one reading
+ * of an ndtrace stream (two when it is out of order: nd_report_end) from the
+ * modules of the analysis programs:
  *
- *   steps, breakdown, statistics, classes, stragglers   nd_steps (as
- *       trace-steps -s -r: one nd_steps per source for the step windows,
- *       a second one per device for the per-device breakdown)
- *   exclusive time, top ops, families, collectives      nd_nest + nd_agg
- *       (as trace-topk: device ops, or every span when there is none)
+ *   steps, breakdown, statistics, classes, stragglers   nd_steps for the
+ *       step windows (one per source, a second one per device for the
+ *       per-device breakdown), nd_stepsum for the steady window, the
+ *       statistics and the ranks
+ *   exclusive time, top ops, families, collectives      nd_scan, rolled up
+ *       and ranked by nd_top (ND_TL_DEVICE: device ops, or every span when
+ *       there is none)
  *   regions                                             the same exclusive
- *       times summed over every prefix of `scope` (as trace-regions)
- *   idle gaps, payload, cause                           nd_gaps (as
- *       trace-gaps at the default device level)
- *   memory peak, and the op and scope running at it     nd_mem (as trace-mem)
- *   roofline of the top ops                             nd_roofline (as
- *       trace-roofline, by name)
+ *       times in the scope tree of nd_regions (nd_rtree)
+ *   idle gaps, payload, cause                           nd_gaps
+ *       (ND_GAP_DEVICE level)
+ *   memory peak, and the op and scope running at it     nd_mem
+ *   roofline of the top ops                             nd_roofline (by
+ *       name)
  *   timeline strip of the representative step (HTML)   the step windows
  *       and gaps above, with the latest device ops of the first devices
  *       kept in bounded rings (see trace-report(1), Timeline strip)
  *
  * Usage: nd_report_new(), nd_report_event() for every record of a stream in
- * order, nd_report_finish(), then any of the writers.  The writers are
- * deterministic: the same input gives the same bytes (sorting breaks every
- * tie by name).  Thresholds of the findings are named by a stable rule id
- * (nd_report_rules) and set in percent with nd_report_set_threshold.
+ * order, nd_report_end() (again from the first record when it says so:
+ * nd_drive does it), nd_report_finish(), then any of the writers.  The
+ * writers are deterministic: the same input gives the same bytes (sorting
+ * breaks every tie by name).  Thresholds of the findings are named by a
+ * stable rule id (nd_report_rules) and set in percent with
+ * nd_report_set_threshold.
  *
  * Ownership: the report owns everything it computed; strings it returns are
  * valid until nd_report_free.
@@ -72,6 +77,10 @@ int nd_report_set_threshold(nd_report *r, const char *spec);
 /* Every record of the stream, in order; si is the record's source. */
 void nd_report_event(nd_report *r, const nd_event *ev,
     const nd_source_info *si);
+/* The end of a reading of the input (nd_drive's end): 0, or 1 when spans
+ * came out of order on a timeline (exclusive time, gaps): the report has
+ * then forgotten every record; feed the input again, from its start. */
+int nd_report_end(nd_report *r);
 /* After the last record. */
 void nd_report_finish(nd_report *r);
 

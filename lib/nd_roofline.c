@@ -136,7 +136,7 @@ nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si)
 	}
 	if (ev->type != ND_EV_SPAN || !(ev->has & ND_HAS_DUR))
 		return;
-	kind = nd_span_kind(ev);
+	kind = nd_event_kind(ev);
 	switch (r->o.timelines) {
 	case ND_TL_DEVICE:
 		if (kind != ND_KIND_DEVICE)

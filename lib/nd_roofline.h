@@ -20,7 +20,7 @@
  *               memory-bound, tflops / peak_tflops * 100 when compute-
  *               bound (the same figure, and defined at intensity 0).
  *
- * Timelines (nd_span_kind): ND_ROOF_AUTO counts device ops when any device
+ * Timelines (nd_event_kind): ND_ROOF_AUTO counts device ops when any device
  * op has flops, else host spans (Kineto puts flops on CPU operators);
  * device annotations are never counted except with ND_TL_ALL.
  *

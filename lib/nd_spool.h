@@ -1,7 +1,8 @@
 /*
  * nd_spool: an append-only byte store for what a two-pass program keeps
  * between its passes (chrome2ndjson keeps the `args` text of every event
- * until the events are written in timeline order).
+ * until the events are written in timeline order; nd_drive keeps standard
+ * input from a pipe for a second reading).
  *
  * The first ND_SPOOL_MEM bytes stay in memory (fewer when the environment
  * variable ND_SPOOL_MEM gives a smaller figure in bytes: tests use it to

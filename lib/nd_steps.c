@@ -90,24 +90,22 @@ args_mention_step_num(const nd_event *ev)
 }
 
 /* A host span that waits for the device to drain: CUDA/HIP
- * *Synchronize calls, Kineto's cuda_sync events, JAX block_until_ready
- * and PjRt's BlockHostUntilReady. */
+ * *Synchronize calls, JAX block_until_ready and PjRt's
+ * BlockHostUntilReady.  (Kineto's cuda_sync events are device ops.) */
 static int
 is_sync(const nd_event *ev)
 {
-	if (ev->name.p != NULL &&
+	return ev->name.p != NULL &&
 	    (memmem(ev->name.p, ev->name.n, "Synchronize", 11) != NULL ||
 	    memmem(ev->name.p, ev->name.n, "block_until_ready", 17) != NULL ||
-	    memmem(ev->name.p, ev->name.n, "BlockHostUntilReady", 19) != NULL))
-		return 1;
-	return ieq(ev->cat, "cuda_sync");
+	    memmem(ev->name.p, ev->name.n, "BlockHostUntilReady", 19) != NULL);
 }
 
 void
 nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 {
 	memset(r, 0, sizeof *r);
-	r->kind = nd_span_kind(ev);
+	r->kind = nd_event_kind(ev);
 	if (ev->dur_ns > 0 && ev->name.p != NULL) {
 		regmatch_t m[2];
 

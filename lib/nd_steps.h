@@ -1,12 +1,13 @@
 /*
  * nd_steps: training steps in a stream -- how they are detected, the time
- * breakdown of each step window, and the statistics over steps (summary,
- * light/heavy classes, periodicity, stragglers).  Used by trace-steps(1)
- * and trace-gaps(1) (--within-steps), and meant for trace-report.
- * trace-steps(1) is the reference for every rule stated here.
+ * breakdown of each step window, and the statistics over steps (nd_stat,
+ * light/heavy classes, periodicity, stragglers) that nd_stepsum (the step
+ * summary of trace-steps, trace-report and trace-diff) combines.  Also used
+ * by trace-gaps(1) (--within-steps).  trace-steps(1) is the reference for
+ * every rule stated here.
  *
  * What a span is to the step analysis (nd_span_role):
- *   device op      nd_span_kind() == ND_KIND_DEVICE (nd_nest.h), with
+ *   device op      nd_event_kind() == ND_KIND_DEVICE (nd_event.h), with
  *                  dur_ns > 0; its category by `class`: communication and
  *                  stall (a device-side wait: TPU barrier-cores,
  *                  dependency-wait) -> ND_CAT_COMM, memory -> ND_CAT_MEMORY,
@@ -64,14 +65,14 @@ enum { ND_ROLE_NONE = 0, ND_ROLE_DEVICE, ND_ROLE_HOST, ND_ROLE_MARKER };
 
 typedef struct nd_span_role {
 	int role;		/* ND_ROLE_* */
-	int kind;		/* nd_span_kind() */
+	int kind;		/* nd_event_kind() */
 	int cat;		/* device op: ND_CAT_COMPUTE/COMM/MEMORY */
 	int marker;		/* ND_ROLE_MARKER: ND_SM_* */
 	int has_num;		/* marker: the step number is known */
 	int64_t num;		/* marker: step number */
 	int comm;		/* host activity of class communication */
 	int sync;		/* a host span (of any role but marker) that waits
-				 * for the device: *Synchronize, cuda_sync,
+				 * for the device: *Synchronize,
 				 * block_until_ready, BlockHostUntilReady */
 } nd_span_role;
 

@@ -18,6 +18,8 @@ struct nd_stream {
 	size_t ninfo, capinfo;
 	const char *hint_what, *hint_why;	/* nd_stream_set_hint */
 	uint64_t line_at;	/* nd_stream_set_lineno */
+	nd_spool *spool;	/* nd_stream_spool_stdin */
+	int replay, stdin_opens;
 };
 
 static char *stdin_path[] = { "-" };
@@ -80,6 +82,26 @@ take_meta(nd_stream *st, const nd_event *ev)
 	}
 }
 
+void
+nd_stream_spool_stdin(nd_stream *st, nd_spool *sp, int replay)
+{
+	st->spool = sp;
+	st->replay = replay;
+}
+
+/* The first "-" is spooled or replayed; a later one reads what the pipe
+ * gave after its end: nothing. */
+static void
+spool_stdin(nd_stream *st)
+{
+	if (!st->replay)
+		nd_in_tee(st->in, st->spool);
+	else
+		nd_in_replay(st->in, st->spool, st->stdin_opens == 0 ? 0 :
+		    nd_spool_size(st->spool));
+	st->stdin_opens++;
+}
+
 int
 nd_stream_next(nd_stream *st, nd_event *ev)
 {
@@ -95,6 +117,9 @@ nd_stream_next(nd_stream *st, nd_event *ev)
 				return 0;
 			st->cur++;
 			st->in = nd_in_open(st->paths[st->cur]);
+			if (st->spool != NULL &&
+			    strcmp(st->paths[st->cur], "-") == 0)
+				spool_stdin(st);
 			st->lr = nd_lines_open(st->in);
 			new_source(st, st->paths[st->cur]);
 		}

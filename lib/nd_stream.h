@@ -14,6 +14,7 @@
 #define ND_STREAM_H
 
 #include "nd_event.h"
+#include "nd_spool.h"
 
 typedef struct nd_stream nd_stream;
 
@@ -36,6 +37,9 @@ uint32_t nd_stream_nsources(const nd_stream *st);
 const char *nd_stream_file(const nd_stream *st);
 uint64_t nd_stream_lineno(const nd_stream *st);
 void nd_stream_close(nd_stream *st);
+/* Before the first nd_stream_next: stdin ("-") is spooled to sp as it is
+ * read (replay 0), or read back from sp (replay 1; nd_in_replay). */
+void nd_stream_spool_stdin(nd_stream *st, nd_spool *sp, int replay);
 
 /* For programs that read their own records back (--merge): the member KEY
  * of ev, which must exist with JSON type `type`, else die with

@@ -81,7 +81,7 @@ delta() {
 	assert_line --index 14 --partial '{"type":"verdict","status":"fail","exit":1,"fired":[{"rule":"step.median>+5%","level":"fail","metric":"step.median","measured":10,"unit":"%","threshold":5,'
 	assert_line --index 14 --partial '"rules":[{"rule":"step.median>+5%","level":"fail"},{"rule":"step.p90>+10%","level":"fail"},{"rule":"share.communication>+0.05","level":"warn"},{"rule":"share.idle>+0.05","level":"warn"}]'
 	assert_line --index 14 --partial '"keys":{"unchanged":1,"regressed":1,"improved":0,"new":1,"vanished":1}'
-	assert_line --index 14 --partial '"before":{"sources":[{"source":"before.json","sha256":"aa"}],"steps":5,"steady_steps":4}'
+	assert_line --index 14 --partial '"before":{"sources":[{"source":"before.json","sha256":"aa"}],"steps":5,"steady_steps":4,"warmup_applied":true}'
 	refute_output --partial '"rule":"step.p90>+10%","level":"fail","metric"'
 }
 

@@ -18,23 +18,7 @@ import json
 import re
 import sys
 
-ANNOT_LINES = {"Steps", "XLA Modules", "XLA TraceMe", "TensorFlow Ops",
-               "TensorFlow Name Scope", "Framework Ops",
-               "Framework Name Scope", "Source code", "Launch Stats"}
-
-
-def kind(s):
-    cat = s.get("cat")
-    if isinstance(cat, str):
-        c = cat.lower()
-        if c in ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"):
-            return "device"
-        if c == "gpu_user_annotation":
-            return "annot"
-    p = s.get("process")
-    if isinstance(p, str) and p.startswith("/device:"):
-        return "annot" if s.get("thread") in ANNOT_LINES else "device"
-    return "host"
+from device_rule import kind
 
 
 def read_stream(path):

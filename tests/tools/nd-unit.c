@@ -16,6 +16,14 @@
  *   nd-unit map64 N             nd_map64 insert/delete/lookup self-check
  *   nd-unit out FILE TEXT       nd_out atomic write of TEXT
  *   nd-unit out-fail FILE       nd_out: write then die (no file must remain)
+ *   nd-unit device FILE...      nd_event_kind per span: "KIND\tNAME" with
+ *                               KIND host, device or annot
+ *   nd-unit ingest KIND FILE [BUDGET]  the ingest engines on one thread:
+ *                               KIND chrome (nd_kineto, items pushed one by
+ *                               one, BUDGET records before streaming) or
+ *                               xplane (nd_xpconv); the stream on stdout
+ *   nd-unit stepsum W D         nd_stepsum, warmup W, drop-last D (0/1), of
+ *                               stdin lines "num dur [source [ts wait]]"
  */
 #include "nd_buf.h"
 #include "nd_cli.h"
@@ -23,9 +31,12 @@
 #include "nd_hash.h"
 #include "nd_in.h"
 #include "nd_json.h"
+#include "nd_kineto.h"
 #include "nd_lines.h"
 #include "nd_out.h"
+#include "nd_stepsum.h"
 #include "nd_stream.h"
+#include "nd_xpconv.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -165,12 +176,136 @@ cmd_escape(void)
 	return 0;
 }
 
+/* The step summary of stdin's records as text: job steps, the steady
+ * window, its statistics, classes and the stragglers. */
+static int
+cmd_stepsum(const char *w, const char *d)
+{
+	nd_stepsum *s = nd_stepsum_new();
+	const nd_stepsum_res *r;
+	nd_stepsum_rec x;
+	char line[256];
+	long long num, dur, ts, wait;
+	unsigned src;
+	int n;
+
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		memset(&x, 0, sizeof x);
+		src = 0;
+		ts = wait = 0;
+		n = sscanf(line, "%lld %lld %u %lld %lld", &num, &dur, &src, &ts,
+		    &wait);
+		if (n < 2)
+			continue;
+		x.num = num;
+		x.dur = dur;
+		x.source = src;
+		x.ts = ts;
+		x.wait = wait;
+		x.bd.compute_ns = dur;
+		nd_stepsum_add(s, &x);
+	}
+	nd_stepsum_finish(s, atoll(w), atoi(d));
+	r = nd_stepsum_result(s);
+	printf("jobs %zu\n", r->nsteps);
+	for (size_t i = 0; i < r->nsteps; i++)
+		printf("job %lld %lld\n", (long long)r->num[i],
+		    (long long)r->dur[i]);
+	printf("window %zu %zu applied %d\n", r->first, r->last, r->applied);
+	printf("steady %llu %lld %lld %lld %lld %lld\n",
+	    (unsigned long long)r->steady.count, (long long)r->steady.median,
+	    (long long)r->steady.mean, (long long)r->steady.min,
+	    (long long)r->steady.max, (long long)r->bd_total);
+	if (r->steady.count > 0)
+		printf("steps %lld %lld\n", (long long)r->first_step,
+		    (long long)r->last_step);
+	for (int c = 0; c < r->cl.nclass; c++)
+		printf("class %s %llu %lld period %lld\n", r->cl.c[c].name,
+		    (unsigned long long)r->cl.c[c].st.count,
+		    (long long)r->cl.c[c].representative,
+		    (long long)(r->cl.c[c].has_period ? r->cl.c[c].period : 0));
+	for (size_t i = 0; i < r->nrs; i++)
+		printf("rankstep %lld %zu straggler %u lag %lld\n",
+		    (long long)r->win[r->rs[i].first].num, r->rs[i].n,
+		    r->win[r->rs[i].first + r->rs[i].sg.straggler].source,
+		    (long long)r->rs[i].sg.lag_ns);
+	if (r->has_named)
+		printf("named %u\n", r->named);
+	nd_stepsum_free(s);
+	return 0;
+}
+
+static int
+cmd_device(char **paths, int n)
+{
+	static const char *const kinds[] = {
+		[ND_KIND_HOST] = "host", [ND_KIND_DEVICE] = "device",
+		[ND_KIND_ANNOT] = "annot"
+	};
+	nd_stream *st = nd_stream_open(paths, n);
+	nd_event ev;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev)) {
+		int k = nd_event_kind(&ev);
+
+		if (ev.type != ND_EV_SPAN)
+			continue;
+		/* the field set at decode and the rule on the fields agree */
+		if (k != nd_kind_of(ev.cat, ev.process, ev.thread))
+			nd_die(1, "kind %d set at decode, %d by nd_kind_of", k,
+			    nd_kind_of(ev.cat, ev.process, ev.thread));
+		printf("%s\t%.*s\n", kinds[k], (int)ev.name.n,
+		    ev.name.p != NULL ? ev.name.p : "");
+	}
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	return 0;
+}
+
+static int
+cmd_ingest(char **argv, int argc)
+{
+	nd_out *out = nd_out_open(NULL);
+
+	if (argc >= 2 && strcmp(argv[0], "chrome") == 0) {
+		nd_kineto_opts o = { .quiet = 1, .one_thread = 1 };
+		nd_in *in = nd_in_open_hashed(argv[1]);
+		nd_chrome *ch = nd_chrome_open(in);
+		nd_kineto *k;
+		nd_chrome_item it;
+		char sha[65];
+		int unclosed;
+
+		o.budget = argc == 3 ? (size_t)atol(argv[2]) : 0;
+		k = nd_kineto_new(argv[1], nd_in_name(in), &o);
+		while (nd_chrome_next(ch, &it) != ND_CHROME_END)
+			nd_kineto_feed(k, ch, &it);
+		unclosed = nd_chrome_unclosed(ch);
+		nd_chrome_close(ch);
+		nd_in_sha256(in, sha);
+		nd_kineto_finish(k, sha, unclosed);
+		nd_kineto_write(k, out);
+		nd_kineto_free(k);
+		nd_in_close(in);
+	} else if (argc == 2 && strcmp(argv[0], "xplane") == 0) {
+		nd_xpconv_opts o = { .one_thread = 1 };
+
+		nd_xpconv_convert(argv[1], &o, out);
+	} else
+		nd_die(2, "usage: nd-unit ingest chrome|xplane FILE [BUDGET]");
+	nd_out_close(out);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	nd_init("nd-unit");
 	if (argc < 2)
 		nd_die(2, "usage: nd-unit COMMAND ARGS...");
+	if (strcmp(argv[1], "stepsum") == 0 && argc == 4)
+		return cmd_stepsum(argv[2], argv[3]);
 	if (strcmp(argv[1], "cat") == 0 && argc == 3)
 		return cmd_cat(argv[2]);
 	if (strcmp(argv[1], "sha256") == 0 && argc == 3)
@@ -183,8 +318,12 @@ main(int argc, char **argv)
 		return cmd_reemit(argv + 2, argc - 2);
 	if (strcmp(argv[1], "fields") == 0)
 		return cmd_fields(argv + 2, argc - 2);
+	if (strcmp(argv[1], "device") == 0)
+		return cmd_device(argv + 2, argc - 2);
 	if (strcmp(argv[1], "escape") == 0)
 		return cmd_escape();
+	if (strcmp(argv[1], "ingest") == 0)
+		return cmd_ingest(argv + 2, argc - 2);
 	if (strcmp(argv[1], "duration") == 0) {
 		for (int i = 2; i < argc; i++) {
 			int64_t v;

@@ -24,30 +24,16 @@ before it in that order whose end is after its start.  Exclusive time =
 duration minus the length of the union of its descendants' intervals, each
 clipped to the span's end; a span that ends after its parent is an overrun.
 (reparent): PyTorch's rule, see torch/autograd/profiler_util.py.
-Device spans: cat kernel/gpu_memcpy/gpu_memset/memcpy/memset, or process
-starting with /device: on a thread that is not a derived annotation line;
-annotations: gpu_user_annotation or those lines; the rest is host.  With
-device timelines and no device span, every span counts.
+Device spans, annotations and host spans: ndtrace(7) "Device ops"
+(device_rule.py).  With device timelines and no device span, every span
+counts.
 """
 import json
 import random
 import sys
 from collections import defaultdict
 
-ANNOT_LINES = {"Steps", "XLA Modules", "XLA TraceMe", "TensorFlow Ops",
-               "TensorFlow Name Scope", "Framework Ops",
-               "Framework Name Scope", "Source code", "Launch Stats"}
-
-
-def kind(r):
-    cat = (r.get("cat") or "").lower()
-    if cat in ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"):
-        return "device"
-    if cat == "gpu_user_annotation":
-        return "annot"
-    if (r.get("process") or "").startswith("/device:"):
-        return "annot" if r.get("thread") in ANNOT_LINES else "device"
-    return "host"
+from device_rule import kind
 
 
 def read(stream, timelines):

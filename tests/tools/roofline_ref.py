@@ -15,21 +15,7 @@ trace-roofline(1), for cross-checks.
 import json
 import sys
 
-GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
-ANNOT = {"Steps", "XLA Modules", "XLA TraceMe", "TensorFlow Ops",
-         "TensorFlow Name Scope", "Framework Ops", "Framework Name Scope",
-         "Source code", "Launch Stats"}
-
-
-def kind(r):
-    cat = (r.get("cat") or "").lower()
-    if cat == "gpu_user_annotation":
-        return "annot"
-    if cat in GPU_CATS:
-        return "device"
-    if (r.get("process") or "").startswith("/device:"):
-        return "annot" if r.get("thread") in ANNOT else "device"
-    return "host"
+from device_rule import kind
 
 
 def num(a, k):

@@ -20,24 +20,10 @@ import json
 import re
 import sys
 
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset"}
-ANNOT_LINES = {"Steps", "XLA Modules", "XLA TraceMe", "TensorFlow Ops",
-               "TensorFlow Name Scope", "Framework Ops",
-               "Framework Name Scope", "Source code", "Launch Stats"}
+from device_rule import kind
+
 RANK = {"op_step": 1, "step_num": 2, "profiler_step": 3, "steps_line": 4,
         "regex": 5}
-
-
-def kind(e):
-    cat = (e.get("cat") or "").lower()
-    if cat in DEVICE_CATS:
-        return "device"
-    if cat == "gpu_user_annotation":
-        return "annot"
-    proc = e.get("process") or ""
-    if proc.startswith("/device:"):
-        return "annot" if e.get("thread") in ANNOT_LINES else "device"
-    return "host"
 
 
 def as_int(v):

@@ -1,0 +1,395 @@
+/*
+ * nd_report: the JSON writer.
+ */
+#include "nd_report_int.h"
+
+#include "nd_sort.h"
+
+#include <string.h>
+
+
+static void
+j_stat(nd_jw *w, const char *k, const nd_stat *st)
+{
+	nd_jw_key(w, k);
+	nd_jw_obj(w);
+	nd_stepsum_put_stat(w, st, 1);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_bd(nd_jw *w, const nd_breakdown *bd, int64_t tot)
+{
+	nd_stepsum_put_bd(w, bd, tot);
+}
+
+static void
+j_str(nd_jw *w, const char *k, const char *v)
+{
+	nd_jw_key(w, k);
+	if (v == NULL)
+		nd_jw_null(w);
+	else
+		nd_jw_cstr(w, v);
+}
+
+static void
+j_rows(nd_report *r, nd_jw *w, const char *k, const char *name,
+    const struct trow *t, size_t n, int regions)
+{
+	size_t m = nd_rep_cut(r, n);
+
+	nd_jw_key(w, k);
+	nd_jw_arr(w);
+	for (size_t i = 0; i < m; i++) {
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, name, t[i].key);
+		nd_jw_kuint(w, "count", t[i].count);
+		if (regions) {
+			nd_jw_kint(w, "depth", t[i].depth);
+			nd_jw_kint(w, "inclusive_ns", t[i].self);
+			nd_jw_kint(w, "exclusive_ns", t[i].excl);
+		} else {
+			nd_jw_kint(w, "self_ns", t[i].self);
+			nd_jw_kint(w, "total_ns", t[i].total);
+			nd_jw_kint(w, "max_ns", t[i].max);
+		}
+		nd_jw_kdbl(w, "share", r->self_total > 0 ?
+		    (double)t[i].self / (double)r->self_total : 0);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_kuint(w, k[0] == 'o' ? "ops_rows" : k[0] == 'f' ?
+	    "families_rows" : k[0] == 'c' ? "collectives_rows" :
+	    "regions_rows", n);
+}
+
+static void
+j_sources(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "sources");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->nsrc; i++) {
+		const struct rsrc *s = &r->src[i];
+
+		nd_jw_obj(w);
+		j_str(w, "source", s->path);
+		j_str(w, "format", s->format);
+		j_str(w, "host", s->host);
+		nd_jw_key(w, "rank");
+		if (s->has_rank)
+			nd_jw_int(w, s->rank);
+		else
+			nd_jw_null(w);
+		j_str(w, "producer", s->producer);
+		j_str(w, "sha256", s->sha256);
+		nd_jw_kint(w, "origin_ns", s->origin);
+		nd_jw_kint(w, "span_ns", s->has_t ? s->tmax - s->tmin : 0);
+		const struct { const char *k; uint64_t n; } counts[] = {
+			{ "spans", s->spans }, { "instants", s->instants },
+			{ "counters", s->counters }, { "flows", s->flows },
+			{ "other", s->others },
+			{ "spans_without_time", s->bad_spans },
+		};
+		for (size_t c = 0; c < sizeof counts / sizeof *counts; c++)
+			nd_jw_kuint(w, counts[c].k, counts[c].n);
+		nd_jw_kbool(w, "has_end", s->has_end);
+		nd_jw_key(w, "events");
+		if (s->end_events >= 0)
+			nd_jw_int(w, s->end_events);
+		else
+			nd_jw_null(w);
+		nd_jw_kuint(w, "skipped", s->skipped);
+		nd_jw_kbool(w, "suspected_truncation", s->trunc);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+}
+
+static void
+j_quality(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "quality");
+	nd_jw_obj(w);
+	nd_jw_key(w, "skipped");
+	nd_jw_obj(w);
+	for (size_t i = 0; i < r->nskipped; i++) {
+		nd_jw_key(w, nd_rep_name_of(r, r->skipped[i].id));
+		nd_jw_uint(w, r->skipped[i].n);
+	}
+	nd_jw_obj_end(w);
+	nd_jw_key(w, "warnings");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->nwarn; i++)
+		nd_jw_cstr(w, r->warn[i]);
+	nd_jw_arr_end(w);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_steps(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "steps");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "count", r->nsteps);
+	nd_jw_kcstr(w, "marker", r->nsteps ? nd_sm_name(r->marker) : "none");
+	nd_jw_kint(w, "warmup", r->warmup);
+	nd_jw_kbool(w, "drop_last", r->o.drop_last);
+	nd_jw_kbool(w, "warmup_applied", r->warmup_applied);
+	j_stat(w, "all", &r->all);
+	j_stat(w, "steady", &r->steady);
+	if (r->steady.count > 0) {
+		nd_jw_kint(w, "first_step", r->first_step);
+		nd_jw_kint(w, "last_step", r->last_step);
+		nd_jw_key(w, "classes");
+		nd_jw_arr(w);
+		for (int c = 0; c < r->cl.nclass; c++) {
+			const nd_step_class *k = &r->cl.c[c];
+
+			nd_jw_obj(w);
+			nd_jw_kcstr(w, "class", k->name);
+			j_stat(w, "stat", &k->st);
+			nd_jw_kint(w, "representative_step", k->representative);
+			if (k->has_period) {
+				nd_jw_kint(w, "period", k->period);
+				nd_jw_kint(w, "phase", k->phase);
+			}
+			nd_jw_obj_end(w);
+		}
+		nd_jw_arr_end(w);
+	}
+	nd_jw_key(w, "ranks");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "steps_compared", r->rank_steps);
+	if (r->rank_steps > 0) {
+		nd_jw_kcstr(w, "clock", r->rank_abs ? "absolute" : "relative");
+		nd_jw_kint(w, "lag_max_ns", r->lag_max);
+		nd_jw_kint(w, "lag_max_rank", r->lag_max_rank);
+		nd_jw_kint(w, "lag_max_step", r->lag_max_step);
+		nd_jw_kint(w, "spread_max_ns", r->spread_max);
+		nd_jw_key(w, "per_rank");
+		nd_jw_arr(w);
+		for (size_t i = 0; i < r->nranks; i++) {
+			nd_jw_obj(w);
+			nd_jw_kint(w, "rank", r->ranks[i].rank);
+			nd_jw_kuint(w, "straggler", r->ranks[i].straggler);
+			nd_jw_kint(w, "lag_max_ns", r->ranks[i].lag_max);
+			nd_jw_obj_end(w);
+		}
+		nd_jw_arr_end(w);
+	}
+	nd_jw_obj_end(w);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_breakdown(nd_report *r, nd_jw *w)
+{
+	char lab[512];
+
+	nd_jw_key(w, "breakdown");
+	nd_jw_obj(w);
+	nd_jw_key(w, "devices");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->ndevbd; i++) {
+		if (r->devbd[i].total == 0)
+			continue;
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "device", nd_rep_dev_label(r,
+		    r->devbd[i].dev, lab, sizeof lab));
+		j_bd(w, &r->devbd[i].bd, r->devbd[i].total);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_key(w, "all_devices");
+	nd_jw_obj(w);
+	j_bd(w, &r->dbd, r->dbd_total);
+	nd_jw_obj_end(w);
+	nd_jw_key(w, "step_window");
+	nd_jw_obj(w);
+	j_bd(w, &r->bd, r->bd_total);
+	nd_jw_obj_end(w);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_ops(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "ops");
+	nd_jw_obj(w);
+	nd_jw_kcstr(w, "timelines", r->fallback ? "all" : "device");
+	nd_jw_kuint(w, "spans", r->ops_spans);
+	nd_jw_kint(w, "self_ns", r->self_total);
+	j_rows(r, w, "ops", "name", r->ops, r->nops, 0);
+	j_rows(r, w, "families", "family", r->fams, r->nfams, 0);
+	j_rows(r, w, "collectives", "family", r->colls, r->ncolls, 0);
+	if (r->nroof > 0) {
+		size_t m = nd_rep_cut(r, r->nroof);
+
+		nd_jw_key(w, "roofline");
+		nd_jw_obj(w);
+		nd_roof_sum_json(w, &r->roofsum);
+		nd_jw_kuint(w, "shown", m);
+		nd_jw_key(w, "top");
+		nd_jw_arr(w);
+		for (size_t i = 0; i < m; i++) {
+			nd_jw_obj(w);
+			nd_by_json(r->roofby, w, r->roofrows[i].key,
+			    r->roofrows[i].keylen);
+			nd_roof_row_json(w, &r->roofrows[i]);
+			nd_jw_obj_end(w);
+		}
+		nd_jw_arr_end(w);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_obj_end(w);
+}
+
+static void
+j_gaps(nd_report *r, nd_jw *w)
+{
+	nd_sort(r->causes, r->ncauses, sizeof *r->causes, nd_rep_cause_cmp, r);
+	nd_sort(r->payids, r->npayids, sizeof *r->payids, nd_rep_pay_cmp, r);
+	nd_jw_key(w, "gaps");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "count", r->ngaps);
+	nd_jw_kint(w, "total_ns", r->gap_total);
+	nd_jw_kint(w, "max_ns", r->gap_max);
+	nd_jw_key(w, "causes");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->ncauses; i++) {
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "cause", nd_rep_name_of(r, r->causes[i].id));
+		nd_jw_kuint(w, "count", r->causes[i].n);
+		nd_jw_kint(w, "dur_ns", r->causes[i].ns);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_key(w, "payloads");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < nd_rep_cut(r, r->npayids); i++) {
+		const struct payload *p = &r->pay[r->payids[i]];
+
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "payload", nd_rep_name_of(r, r->payids[i]));
+		j_str(w, "marker", nd_rep_name_of(r, p->marker));
+		nd_jw_kuint(w, "count", p->n);
+		nd_jw_kint(w, "total_ns", p->total);
+		nd_jw_kint(w, "max_ns", p->max);
+		j_str(w, "region", nd_rep_name_of(r, p->region));
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_regions(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "regions");
+	nd_jw_obj(w);
+	j_rows(r, w, "regions", "path", r->regs, r->nregs, 1);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_memory(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "memory");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->npeaks; i++) {
+		const struct mpeak *p = &r->peaks[i];
+
+		nd_jw_obj(w);
+		j_str(w, "source", p->source);
+		j_str(w, "device", p->device);
+		nd_jw_kint(w, "ts_ns", p->ts);
+		nd_jw_kint(w, "allocated_bytes", p->alloc);
+		nd_jw_kint(w, "reserved_bytes", p->reserved);
+		if (p->has_step)
+			nd_jw_kint(w, "step", p->step);
+		j_str(w, "op", p->op);
+		j_str(w, "scope", p->scope);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+}
+
+static void
+j_findings(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "findings");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->nfnd; i++) {
+		const struct finding *f = &r->fnd[i];
+
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "rule", nd_rep_rules[f->rule].id);
+		nd_jw_kdbl(w, "value", f->value);
+		nd_jw_kdbl(w, "threshold", r->thr[f->rule]);
+		nd_jw_kcstr(w, "statement", f->statement);
+		nd_jw_kcstr(w, "evidence", f->evidence);
+		nd_jw_kcstr(w, "suggestion", f->suggestion);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+}
+
+static void
+j_thresholds(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "thresholds");
+	nd_jw_arr(w);
+	for (int i = 0; i < R_NRULES; i++) {
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "rule", nd_rep_rules[i].id);
+		nd_jw_kcstr(w, "measures", nd_rep_rules[i].what);
+		nd_jw_kdbl(w, "threshold", r->thr[i]);
+		nd_jw_key(w, "value");
+		if (r->has_val[i])
+			nd_jw_dbl(w, r->val[i]);
+		else
+			nd_jw_null(w);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+}
+
+void
+nd_report_json(nd_report *r, nd_buf *b)
+{
+	nd_jw w;
+
+	nd_report_finish(r);
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "schema", ND_REPORT_SCHEMA);
+	if (nd_rep_is_comparison(r)) {
+		/* the trace-diff records as they came, in order */
+		nd_jw_kcstr(&w, "kind", "comparison");
+		nd_jw_key(&w, "records");
+		nd_jw_arr(&w);
+		for (size_t i = 0; i < r->ndiff; i++)
+			nd_jw_raw(&w, r->diff[i], strlen(r->diff[i]));
+		nd_jw_arr_end(&w);
+		nd_jw_obj_end(&w);
+		nd_buf_addc(b, '\n');
+		return;
+	}
+	nd_jw_kcstr(&w, "kind", "report");
+	if (r->o.stamp)
+		nd_jw_kcstr(&w, "stamp", r->o.stamp);
+	j_sources(r, &w);
+	j_quality(r, &w);
+	j_steps(r, &w);
+	j_breakdown(r, &w);
+	j_ops(r, &w);
+	j_gaps(r, &w);
+	j_regions(r, &w);
+	j_memory(r, &w);
+	j_findings(r, &w);
+	j_thresholds(r, &w);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+}
+

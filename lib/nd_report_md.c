@@ -1,0 +1,886 @@
+/*
+ * nd_report: the Markdown writer, and a trace-diff output rendered as a
+ * comparison report.
+ */
+#include "nd_report_int.h"
+
+#include "nd_sort.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- Markdown --- */
+
+static void
+put_pct(nd_buf *b, int64_t a, int64_t tot)
+{
+	nd_buf_addf(b, "%.1f %%", nd_rep_pct(a, tot));
+}
+
+/* Text in a table cell or a line: | and newlines escaped, < and > as
+ * entities so that HTML conversion and Markdown viewers agree. */
+static void
+put_txt(nd_buf *b, const char *s)
+{
+	if (s == NULL) {
+		nd_buf_adds(b, "-");
+		return;
+	}
+	for (; *s; s++) {
+		switch (*s) {
+		case '|':
+			nd_buf_adds(b, "\\|");
+			break;
+		case '\n':
+		case '\r':
+		case '\t':
+			nd_buf_addc(b, ' ');
+			break;
+		case '`':
+		case '*':
+		case '_':
+		case '\\':
+		case '[':
+		case ']':
+			nd_buf_addc(b, '\\');
+			nd_buf_addc(b, *s);
+			break;
+		case '<':
+			nd_buf_adds(b, "&lt;");
+			break;
+		case '>':
+			nd_buf_adds(b, "&gt;");
+			break;
+		case '&':
+			nd_buf_adds(b, "&amp;");
+			break;
+		default:
+			nd_buf_addc(b, *s);
+		}
+	}
+}
+
+/* A name in a table: at most ND_REPORT_NAME_MAX characters shown. */
+#define ND_REPORT_NAME_MAX 72
+
+static void
+put_name(nd_buf *b, const char *s)
+{
+	char tmp[ND_REPORT_NAME_MAX + 8];
+	size_t n;
+
+	if (s == NULL || (n = strlen(s)) <= ND_REPORT_NAME_MAX) {
+		put_txt(b, s);
+		return;
+	}
+	n = ND_REPORT_NAME_MAX - 3;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;		/* not inside a UTF-8 sequence */
+	memcpy(tmp, s, n);
+	memcpy(tmp + n, "...", 4);
+	put_txt(b, tmp);
+}
+
+static void
+more(nd_buf *b, const nd_report *r, size_t n, const char *what)
+{
+	if (nd_rep_cut(r, n) < n)
+		nd_buf_addf(b, "\n%zu more %s not shown (--top %d).\n",
+		    n - nd_rep_cut(r, n), what, r->o.top);
+}
+
+static void
+md_sources(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "## 1 Source and provenance\n\n");
+	if (r->nsrc == 0) {
+		nd_buf_adds(b, "The input is empty.\n\n");
+		return;
+	}
+	nd_buf_adds(b, "| # | source | format | host | rank | producer | "
+	    "span | sha256 |\n|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < r->nsrc; i++) {
+		const struct rsrc *s = &r->src[i];
+
+		nd_buf_addf(b, "| %zu | ", i);
+		put_txt(b, s->path);
+		nd_buf_adds(b, " | ");
+		put_txt(b, s->format);
+		nd_buf_adds(b, " | ");
+		put_txt(b, s->host);
+		if (s->has_rank)
+			nd_buf_addf(b, " | %lld | ", (long long)s->rank);
+		else
+			nd_buf_adds(b, " | - | ");
+		put_txt(b, s->producer);
+		nd_buf_adds(b, " | ");
+		if (s->has_t)
+			nd_rep_put_dur(b, s->tmax - s->tmin);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " | ");
+		if (s->sha256)
+			nd_buf_addf(b, "%.16s", s->sha256);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_adds(b, "\n");
+	if (r->o.stamp != NULL) {
+		put_txt(b, r->o.stamp);
+		nd_buf_adds(b, "\n\n");
+	}
+}
+
+static void
+md_quality(nd_report *r, nd_buf *b)
+{
+	int trunc = 0;
+	uint64_t skipped = 0;
+
+	nd_buf_adds(b, "## 2 Trace quality\n\n");
+	nd_buf_adds(b, "| # | spans | instants | counters | flows | other | "
+	    "input events | skipped | truncated |\n"
+	    "|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < r->nsrc; i++) {
+		const struct rsrc *s = &r->src[i];
+
+		nd_buf_addf(b, "| %zu | %llu | %llu | %llu | %llu | %llu | ",
+		    i, (unsigned long long)s->spans,
+		    (unsigned long long)s->instants,
+		    (unsigned long long)s->counters,
+		    (unsigned long long)s->flows,
+		    (unsigned long long)s->others);
+		if (s->end_events >= 0)
+			nd_buf_addf(b, "%lld", (long long)s->end_events);
+		else
+			nd_buf_adds(b, "-");
+		if (s->has_end)
+			nd_buf_addf(b, " | %llu | %s |\n",
+			    (unsigned long long)s->skipped,
+			    s->trunc ? "**yes**" : "no");
+		else
+			nd_buf_adds(b, " | - | no end record |\n");
+		trunc |= s->trunc;
+	}
+	nd_buf_adds(b, "\n");
+	for (size_t i = 0; i < r->nskipped; i++)
+		skipped += r->skipped[i].n;
+	if (r->nskipped == 0)
+		nd_buf_adds(b, "Skipped events: none.\n\n");
+	else {
+		nd_buf_addf(b, "Skipped events: %llu.\n\n| reason | events |\n"
+		    "|---|---|\n", (unsigned long long)skipped);
+		for (size_t i = 0; i < r->nskipped; i++) {
+			const char *why = nd_rep_name_of(r, r->skipped[i].id);
+
+			nd_buf_adds(b, "| ");
+			put_txt(b, why);
+			nd_buf_addf(b, " | %llu |\n",
+			    (unsigned long long)r->skipped[i].n);
+		}
+		nd_buf_adds(b, "\n");
+		for (size_t i = 0; i < r->nskipped; i++) {
+			const char *why = nd_rep_name_of(r, r->skipped[i].id);
+
+			if (strncmp(why, "unmatched_", 10) == 0) {
+				nd_buf_adds(b, "B/E mismatches: begin and end "
+				    "events without a partner were skipped "
+				    "(reasons `unmatched_*`).\n\n");
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < r->nsrc; i++)
+		if (r->src[i].bad_spans > 0)
+			nd_buf_addf(b, "Source %zu: %llu spans without ts_ns "
+			    "or dur_ns were left out.\n\n", i,
+			    (unsigned long long)r->src[i].bad_spans);
+	if (trunc)
+		nd_buf_adds(b, "**Suspected truncation**: a source stops at "
+		    "a known export cap (1,000,000 or 5,000,000 events), so "
+		    "the end of the run is missing. Read the XPlane "
+		    "(`xplane2ndjson run/`) instead of the trace viewer's "
+		    "JSON.\n\n");
+	else
+		nd_buf_adds(b, "Truncation: none suspected.\n\n");
+	if (r->nwarn == 0)
+		nd_buf_adds(b, "Warnings: none.\n\n");
+	else {
+		size_t n = nd_rep_cut(r, r->nwarn);
+
+		nd_buf_addf(b, "Warnings: %zu.\n\n", r->nwarn);
+		for (size_t i = 0; i < n; i++) {
+			nd_buf_adds(b, "- ");
+			put_txt(b, r->warn[i]);
+			nd_buf_adds(b, "\n");
+		}
+		more(b, r, r->nwarn, "warnings");
+		nd_buf_adds(b, "\n");
+	}
+}
+
+static void
+md_steps(nd_report *r, nd_buf *b)
+{
+	static const char *const names[] = { "mean", "median", "p90", "min",
+	    "max", "stddev", "total" };
+	const int64_t *va = &r->all.mean, *vs = &r->steady.mean;
+
+	nd_buf_adds(b, "## 3 Steps\n\n");
+	if (r->nsteps == 0) {
+		nd_buf_adds(b, "No steps found (no step markers and no step "
+		    "keys on device ops; see --step-regex).\n\n");
+		return;
+	}
+	nd_buf_addf(b, "%zu steps, marked by %s; steady state: %llu steps "
+	    "(%lld to %lld; warmup %lld%s).\n\n", r->nsteps,
+	    nd_sm_name(r->marker), (unsigned long long)r->steady.count,
+	    (long long)r->first_step, (long long)r->last_step,
+	    (long long)r->warmup, r->o.drop_last && r->warmup_applied ?
+	    ", last dropped" : "");
+	/* too few steps (nd_stepsum_window): every step is steady */
+	if (!r->warmup_applied && r->o.drop_last)
+		nd_buf_addf(b, "Only %zu steps: neither the warmup of %lld nor "
+		    "the last step is left out.\n\n", r->nsteps,
+		    (long long)r->o.warmup);
+	else if (!r->warmup_applied && r->o.warmup > 0)
+		nd_buf_addf(b, "Only %zu steps: the warmup of %lld is not left "
+		    "out.\n\n", r->nsteps, (long long)r->o.warmup);
+	nd_buf_adds(b, "| statistic | all steps | steady |\n|---|---|---|\n");
+	for (int i = 0; i < 7; i++) {
+		nd_buf_addf(b, "| %s | ", names[i]);
+		nd_rep_put_dur(b, va[i]);
+		nd_buf_adds(b, " | ");
+		if (r->steady.count)
+			nd_rep_put_dur(b, vs[i]);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_adds(b, "\n");
+	if (r->steady.count > 0) {
+		nd_buf_adds(b, "| class | steps | median | mean | share | "
+		    "representative | period |\n"
+		    "|---|---|---|---|---|---|---|\n");
+		for (int c = 0; c < r->cl.nclass; c++) {
+			const nd_step_class *k = &r->cl.c[c];
+
+			nd_buf_addf(b, "| %s | %llu | ", k->name,
+			    (unsigned long long)k->st.count);
+			nd_rep_put_dur(b, k->st.median);
+			nd_buf_adds(b, " | ");
+			nd_rep_put_dur(b, k->st.mean);
+			nd_buf_adds(b, " | ");
+			put_pct(b, k->st.total, r->steady.total);
+			nd_buf_addf(b, " | %lld | ", (long long)k->representative);
+			if (k->has_period)
+				nd_buf_addf(b, "every %lld (phase %lld)",
+				    (long long)k->period, (long long)k->phase);
+			else
+				nd_buf_adds(b, "-");
+			nd_buf_adds(b, " |\n");
+		}
+		nd_buf_addf(b, "\nClass split: r2 %.4f, gap %.4f, ratio %.4f "
+		    "(two classes need r2 >= %g, gap >= %g, ratio >= %g).\n\n",
+		    r->cl.r2, r->cl.gap, r->cl.ratio, ND_CLASS_MIN_R2,
+		    ND_CLASS_MIN_GAP, ND_CLASS_MIN_RATIO);
+	}
+	if (r->rank_steps > 0) {
+		nd_buf_addf(b, "Ranks: %zu steps compared across ranks "
+		    "(%s clock); largest straggler lag ", r->rank_steps,
+		    r->rank_abs ? "absolute" : "relative");
+		nd_rep_put_dur(b, r->lag_max);
+		nd_buf_addf(b, " (rank %lld, step %lld); largest spread of "
+		    "step time ", (long long)r->lag_max_rank,
+		    (long long)r->lag_max_step);
+		nd_rep_put_dur(b, r->spread_max);
+		nd_buf_adds(b, ".\n\n| rank | straggler in | largest lag | "
+		    "mean busy |\n|---|---|---|---|\n");
+		for (size_t i = 0; i < r->nranks; i++) {
+			nd_buf_addf(b, "| %lld | %llu | ",
+			    (long long)r->ranks[i].rank,
+			    (unsigned long long)r->ranks[i].straggler);
+			nd_rep_put_dur(b, r->ranks[i].lag_max);
+			nd_buf_adds(b, " | ");
+			if (r->ranks[i].busy_n)
+				nd_rep_put_dur(b, r->ranks[i].busy_sum /
+				    (int64_t)r->ranks[i].busy_n);
+			else
+				nd_buf_adds(b, "-");
+			nd_buf_adds(b, " |\n");
+		}
+		nd_buf_adds(b, "\n");
+	}
+}
+
+static void
+md_bd_row(nd_buf *b, const char *label, const nd_breakdown *bd,
+    int64_t tot)
+{
+	nd_buf_adds(b, "| ");
+	put_txt(b, label);
+	nd_buf_adds(b, " | ");
+	nd_rep_put_dur(b, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->compute_ns, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->communication_ns, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->overlap_ns, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->memory_ns, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->idle_ns, tot);
+	nd_buf_adds(b, " | ");
+	put_pct(b, bd->host_ns, tot);
+	nd_buf_adds(b, " |\n");
+}
+
+static void
+md_breakdown(nd_report *r, nd_buf *b)
+{
+	char lab[512];
+
+	nd_buf_adds(b, "## 4 Time breakdown per device\n\n");
+	if (r->bd_total == 0) {
+		nd_buf_adds(b, "No steady steps: no breakdown.\n\n");
+		return;
+	}
+	nd_buf_adds(b, "Steady steps, % of step time[^rules]. \"all devices\" "
+	    "sums the devices (what the findings use); \"step window\" "
+	    "counts a category when it runs on any device of the window "
+	    "(trace-steps -s).\n\n"
+	    "| device | step time | compute | exposed communication | "
+	    "overlap | memory | idle | host |\n"
+	    "|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < r->ndevbd; i++)
+		if (r->devbd[i].total > 0)
+			md_bd_row(b, nd_rep_dev_label(r, r->devbd[i].dev, lab,
+			    sizeof lab), &r->devbd[i].bd, r->devbd[i].total);
+	if (r->ndevbd > 1)
+		md_bd_row(b, "all devices", &r->dbd, r->dbd_total);
+	md_bd_row(b, "step window (any device)", &r->bd, r->bd_total);
+	nd_buf_adds(b, "\n[^rules]: Rules (trace-steps(1), BREAKDOWN): a "
+	    "device op is communication when its `class` is communication or "
+	    "stall, memory when it is memory, else compute (classes from the "
+	    "nd\\_classify rule table: `trace-classify --print-rules`). The "
+	    "window is split by precedence compute, exposed communication "
+	    "(no compute), memory (neither), host (a host span and no device "
+	    "op), idle (nothing); overlap is compute while communication "
+	    "runs, a part of compute. The parts add up to the step time.\n\n");
+}
+
+static void
+md_trow_table(nd_report *r, nd_buf *b, const char *what,
+    const struct trow *t, size_t n, int64_t tot)
+{
+	size_t m = nd_rep_cut(r, n);
+
+	nd_buf_addf(b, "| # | %s | count | exclusive | share | total | "
+	    "mean | max |\n|---|---|---|---|---|---|---|---|\n", what);
+	for (size_t i = 0; i < m; i++) {
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		put_name(b, t[i].key);
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)t[i].count);
+		nd_rep_put_dur(b, t[i].self);
+		nd_buf_adds(b, " | ");
+		put_pct(b, t[i].self, tot);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, t[i].total);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, t[i].count ?
+		    t[i].total / (int64_t)t[i].count : 0);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, t[i].max);
+		nd_buf_adds(b, " |\n");
+	}
+	more(b, r, n, "rows");
+	nd_buf_adds(b, "\n");
+}
+
+/* The roofline of the top ops (trace-roofline by name), when the spans
+ * carry flops. */
+static void
+md_roofline(nd_report *r, nd_buf *b)
+{
+	const nd_roof_sum *s = &r->roofsum;
+	const nd_roof_row *first = r->nroof > 0 ? &r->roofrows[0] : NULL;
+	size_t m = nd_rep_cut(r, r->nroof);
+	int uniform = first != NULL && first->peak == 1 &&
+	    first->peak_tflops > 0 && first->peak_gbps > 0;
+
+	if (r->nroof == 0)
+		return;
+	for (size_t i = 1; i < r->nroof && uniform; i++)
+		if (r->roofrows[i].peak != 1 ||
+		    r->roofrows[i].peak_tflops != first->peak_tflops ||
+		    r->roofrows[i].peak_gbps != first->peak_gbps)
+			uniform = 0;
+	nd_buf_adds(b, "### Roofline\n\n");
+	nd_buf_addf(b, "%llu of %llu spans on %s timelines (",
+	    (unsigned long long)s->flops_spans,
+	    (unsigned long long)s->spans, s->timelines);
+	nd_rep_put_dur(b, s->flops_ns);
+	nd_buf_adds(b, " of ");
+	nd_rep_put_dur(b, s->total_ns);
+	nd_buf_adds(b, ") carry flops; ops by time with flops");
+	if (uniform) {
+		nd_buf_addf(b, ", against %g TFLOP/s and %g GB/s (ridge %.1f "
+		    "FLOP/byte", first->peak_tflops, first->peak_gbps,
+		    first->peak_tflops * 1e3 / first->peak_gbps);
+		if (first->device_name != NULL) {
+			nd_buf_adds(b, ", ");
+			put_txt(b, first->device_name);
+		}
+		nd_buf_adds(b, ")");
+	} else
+		nd_buf_adds(b, "; no single device peak is known "
+		    "(--device, --peak-tflops, --peak-gbps)");
+	nd_buf_adds(b, ".\n\n| # | op | count | time | TFLOP/s | GB/s | "
+	    "FLOP/byte | bound | % of roofline |\n"
+	    "|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < m; i++) {
+		const nd_roof_row *x = &r->roofrows[i];
+		nd_roof_fig f;
+		int tag;
+		const char *k;
+		size_t kl;
+		char *name;
+
+		nd_roof_figures(x, &f);
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		if (nd_by_field(x->key, x->keylen, 0, &tag, &k, &kl)) {
+			name = nd_xstrndup(k, kl);
+			put_name(b, name);
+			free(name);
+		} else
+			nd_buf_adds(b, "-");
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)x->flops_count);
+		nd_rep_put_dur(b, x->flops_ns);
+		nd_buf_addf(b, " | %.3f | ", f.tflops);
+		if (f.has_bytes)
+			nd_buf_addf(b, "%.1f | %.2f | ", f.gbps, f.intensity);
+		else
+			nd_buf_adds(b, "- | - | ");
+		if (f.has_roof)
+			nd_buf_addf(b, "%s | %.1f%% |\n", f.bound, f.pct);
+		else
+			nd_buf_adds(b, "- | - |\n");
+	}
+	more(b, r, r->nroof, "rows");
+	nd_buf_adds(b, "\n");
+}
+
+static void
+md_ops(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "## 5 Top ops by exclusive time\n\n");
+	if (r->nops == 0) {
+		nd_buf_adds(b, "No spans.\n\n");
+		return;
+	}
+	nd_buf_addf(b, "%s: %llu spans, ", r->fallback ? "All timelines "
+	    "(no device ops)" : "Device ops", (unsigned long long)r->ops_spans);
+	nd_rep_put_dur(b, r->self_total);
+	nd_buf_adds(b, " exclusive in total.\n\n### Ops\n\n");
+	md_trow_table(r, b, "op", r->ops, r->nops, r->self_total);
+	nd_buf_adds(b, "### Families\n\n");
+	md_trow_table(r, b, "family", r->fams, r->nfams, r->self_total);
+	nd_buf_adds(b, "### Collectives by kind\n\n");
+	if (r->ncolls == 0)
+		nd_buf_adds(b, "No communication ops.\n\n");
+	else
+		md_trow_table(r, b, "collective", r->colls, r->ncolls,
+		    r->self_total);
+	md_roofline(r, b);
+}
+
+static void
+md_gaps(nd_report *r, nd_buf *b)
+{
+	size_t m;
+
+	nd_buf_adds(b, "## 6 Idle gaps\n\n");
+	if (r->ngaps == 0) {
+		nd_buf_adds(b, "No idle gaps on the devices.\n\n");
+		return;
+	}
+	nd_sort(r->causes, r->ncauses, sizeof *r->causes, nd_rep_cause_cmp, r);
+	nd_sort(r->payids, r->npayids, sizeof *r->payids, nd_rep_pay_cmp, r);
+	nd_buf_addf(b, "%llu gaps where no op runs on a device "
+	    "(trace-gaps(1), device level), ", (unsigned long long)r->ngaps);
+	nd_rep_put_dur(b, r->gap_total);
+	nd_buf_adds(b, " in total; the largest ");
+	nd_rep_put_dur(b, r->gap_max);
+	nd_buf_adds(b, " on ");
+	put_txt(b, nd_rep_name_of(r, r->gap_max_dev));
+	nd_buf_addf(b, " at ts_ns %lld.\n\n", (long long)r->gap_max_ts);
+	nd_buf_adds(b, "| cause | gaps | time | share |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < r->ncauses; i++) {
+		nd_buf_adds(b, "| ");
+		put_txt(b, nd_rep_name_of(r, r->causes[i].id));
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)r->causes[i].n);
+		nd_rep_put_dur(b, r->causes[i].ns);
+		nd_buf_adds(b, " | ");
+		put_pct(b, r->causes[i].ns, r->gap_total);
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_adds(b, "\n### Payload ops after gaps\n\n| # | payload | "
+	    "marker | gaps | total gap | max gap | region |\n"
+	    "|---|---|---|---|---|---|---|\n");
+	m = nd_rep_cut(r, r->npayids);
+	for (size_t i = 0; i < m; i++) {
+		const struct payload *p = &r->pay[r->payids[i]];
+
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		put_name(b, nd_rep_name_of(r, r->payids[i]));
+		nd_buf_adds(b, " | ");
+		put_name(b, nd_rep_name_of(r, p->marker));
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)p->n);
+		nd_rep_put_dur(b, p->total);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, p->max);
+		nd_buf_adds(b, " | ");
+		put_name(b, nd_rep_name_of(r, p->region));
+		nd_buf_adds(b, " |\n");
+	}
+	more(b, r, r->npayids, "payload ops");
+	nd_buf_adds(b, "\n");
+}
+
+static void
+md_regions(nd_report *r, nd_buf *b)
+{
+	size_t m;
+
+	nd_buf_adds(b, "## 7 Regions\n\n");
+	if (r->nregs == 0) {
+		nd_buf_adds(b, "No named scopes (`scope`) on the spans.\n\n");
+		return;
+	}
+	nd_buf_adds(b, "Named-scope tree (`scope`), by inclusive exclusive-"
+	    "time of the ops below each region.\n\n| region | depth | ops | "
+	    "inclusive | exclusive | share |\n|---|---|---|---|---|---|\n");
+	m = nd_rep_cut(r, r->nregs);
+	for (size_t i = 0; i < m; i++) {
+		nd_buf_adds(b, "| ");
+		put_name(b, r->regs[i].key);
+		nd_buf_addf(b, " | %d | %llu | ", r->regs[i].depth,
+		    (unsigned long long)r->regs[i].count);
+		nd_rep_put_dur(b, r->regs[i].self);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, r->regs[i].excl);
+		nd_buf_adds(b, " | ");
+		put_pct(b, r->regs[i].self, r->self_total);
+		nd_buf_adds(b, " |\n");
+	}
+	more(b, r, r->nregs, "regions");
+	nd_buf_adds(b, "\n");
+}
+
+static void
+md_memory(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "## 8 Memory\n\n");
+	if (r->npeaks == 0) {
+		nd_buf_adds(b, "The stream has no memory counters.\n\n");
+		return;
+	}
+	nd_buf_adds(b, "The op running at the peak is the innermost span of the "
+	    "sample's own timeline that contains it (as trace-mem).\n\n");
+	nd_buf_adds(b, "| source | device | peak allocated | reserved | "
+	    "at ts_ns | step | op | scope |\n"
+	    "|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < r->npeaks; i++) {
+		const struct mpeak *p = &r->peaks[i];
+
+		nd_buf_adds(b, "| ");
+		put_txt(b, p->source);
+		nd_buf_adds(b, " | ");
+		put_txt(b, p->device);
+		nd_buf_addf(b, " | %.1f MiB | %.1f MiB | %lld | ",
+		    (double)p->alloc / 1048576.0,
+		    (double)p->reserved / 1048576.0, (long long)p->ts);
+		if (p->has_step)
+			nd_buf_addf(b, "%lld", (long long)p->step);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " | ");
+		put_txt(b, p->op);
+		nd_buf_adds(b, " | ");
+		put_txt(b, p->scope);
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_adds(b, "\n");
+}
+
+static void
+md_findings(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "## 9 Findings\n\n");
+	if (r->nfnd == 0) {
+		nd_buf_adds(b, "No single bottleneck dominates");
+		if (r->dbd_total > 0) {
+			nd_buf_adds(b, ": compute ");
+			put_pct(b, r->dbd.compute_ns, r->dbd_total);
+			nd_buf_adds(b, ", exposed communication ");
+			put_pct(b, r->dbd.communication_ns, r->dbd_total);
+			nd_buf_adds(b, ", memory ");
+			put_pct(b, r->dbd.memory_ns, r->dbd_total);
+			nd_buf_adds(b, ", host ");
+			put_pct(b, r->dbd.host_ns, r->dbd_total);
+			nd_buf_adds(b, ", idle ");
+			put_pct(b, r->dbd.idle_ns, r->dbd_total);
+			nd_buf_adds(b, " of steady step time, all devices");
+		}
+		nd_buf_adds(b, ".\n\n");
+	}
+	for (size_t i = 0; i < r->nfnd; i++) {
+		const struct finding *f = &r->fnd[i];
+
+		nd_buf_addf(b, "### %s\n\n", nd_rep_rules[f->rule].id);
+		put_txt(b, f->statement);
+		nd_buf_adds(b, ".\n\n- Evidence: ");
+		put_txt(b, f->evidence);
+		nd_buf_adds(b, ".\n- Suggestion: ");
+		put_txt(b, f->suggestion);
+		nd_buf_adds(b, ".\n\n");
+	}
+	nd_buf_adds(b, "### Thresholds\n\n| rule | measures | threshold | "
+	    "value | fired |\n|---|---|---|---|---|\n");
+	for (int i = 0; i < R_NRULES; i++) {
+		int fired = 0;
+
+		for (size_t j = 0; j < r->nfnd; j++)
+			fired |= r->fnd[j].rule == i;
+		nd_buf_addf(b, "| %s | %s | %g %% | ", nd_rep_rules[i].id,
+		    nd_rep_rules[i].what, r->thr[i]);
+		if (r->has_val[i])
+			nd_buf_addf(b, "%.1f %%", r->val[i]);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_addf(b, " | %s |\n", fired ? "yes" : "no");
+	}
+	nd_buf_adds(b, "\nSet a threshold with `--threshold ID=PERCENT`.\n");
+}
+
+/* --- a trace-diff output as a comparison report --- */
+
+static int64_t
+jint(const nd_event *ev, const char *k, int *has)
+{
+	const nd_jval *v = nd_event_get(ev, k);
+	int64_t x = 0;
+
+	*has = v != NULL && nd_json_int64(v, &x) == 0;
+	return x;
+}
+
+static double
+jdbl(const nd_event *ev, const char *k, int *has)
+{
+	const nd_jval *v = nd_event_get(ev, k);
+
+	*has = v != NULL && v->type == ND_JNUM;
+	return *has ? nd_json_double(v) : 0;
+}
+
+static void
+put_jstr(nd_buf *b, const nd_event *ev, const char *k)
+{
+	char *s = nd_rep_jstrdup(nd_event_get(ev, k));
+
+	put_name(b, s);
+	free(s);
+}
+
+static int
+is_kind(const nd_event *ev, const char *kind)
+{
+	const nd_jval *v = nd_event_get(ev, "kind");
+
+	return v != NULL && v->type == ND_JSTR && nd_jstr_eq(v, kind);
+}
+
+/* The rules a verdict fired (its "fired" array), as table rows. */
+static void
+cmp_fired(nd_buf *b, const nd_event *ev, const nd_jval *f)
+{
+	nd_jiter it;
+	nd_jval v;
+	nd_jerr e;
+
+	nd_jaiter_init(&it, f, ev->line);
+	while (nd_jaiter_next(&it, &v, &e) == 1) {
+		nd_jiter mi;
+		nd_jval k, x;
+		char *rule = NULL, *level = NULL, *unit = NULL;
+		double meas = 0, thr = 0;
+
+		if (v.type != ND_JOBJ)
+			continue;
+		nd_jiter_init(&mi, &v, ev->line);
+		while (nd_jiter_next(&mi, &k, &x, &e) == 1) {
+			if (nd_jstr_eq(&k, "rule"))
+				rule = nd_rep_jstrdup(&x);
+			else if (nd_jstr_eq(&k, "level"))
+				level = nd_rep_jstrdup(&x);
+			else if (nd_jstr_eq(&k, "unit"))
+				unit = nd_rep_jstrdup(&x);
+			else if (nd_jstr_eq(&k, "measured") &&
+			    x.type == ND_JNUM)
+				meas = nd_json_double(&x);
+			else if (nd_jstr_eq(&k, "threshold") &&
+			    x.type == ND_JNUM)
+				thr = nd_json_double(&x);
+		}
+		nd_buf_adds(b, "| ");
+		put_txt(b, rule);
+		nd_buf_adds(b, " | ");
+		put_txt(b, level);
+		nd_buf_addf(b, " | %.2f %s | %g %s |\n", meas,
+		    unit ? unit : "", thr, unit ? unit : "");
+		free(rule);
+		free(level);
+		free(unit);
+	}
+}
+
+/* The figures of a delta record of kind kd (0 step, 1 share, 2 key), after
+ * its metric or key. */
+static void
+cmp_delta(nd_buf *b, const nd_event *ev, int kd)
+{
+	int64_t bn, an, dn;
+	double pc;
+	int has, hp;
+
+	if (kd == 1) {
+		nd_buf_addf(b, " | %.1f %% | %.1f %% | %+.1f pp |\n",
+		    100 * jdbl(ev, "before", &has),
+		    100 * jdbl(ev, "after", &has),
+		    100 * jdbl(ev, "delta", &has));
+		return;
+	}
+	bn = jint(ev, "before_ns", &has);
+	an = jint(ev, "after_ns", &has);
+	dn = jint(ev, "delta_ns", &has);
+	pc = jdbl(ev, "pct", &hp);
+	if (!has) {	/* a count, not a duration */
+		nd_buf_addf(b, " | %g | %g | %+g | %+.1f %% |\n",
+		    jdbl(ev, "before", &has), jdbl(ev, "after", &has),
+		    jdbl(ev, "delta", &has), pc);
+		return;
+	}
+	nd_buf_adds(b, " | ");
+	nd_rep_put_dur(b, bn);
+	nd_buf_adds(b, " | ");
+	nd_rep_put_dur(b, an);
+	nd_buf_adds(b, " | ");
+	if (dn > 0)
+		nd_buf_addc(b, '+');
+	nd_rep_put_dur(b, dn);
+	if (hp)
+		nd_buf_addf(b, " | %+.1f %%", pc);
+	else
+		nd_buf_adds(b, " | -");
+	if (kd == 2) {
+		nd_buf_adds(b, " | ");
+		put_jstr(b, ev, "status");
+	}
+	nd_buf_adds(b, " |\n");
+}
+
+static void
+md_comparison(nd_report *r, nd_buf *b)
+{
+	nd_event ev;
+	nd_buf scratch = { 0 };
+	nd_everr err;
+	int h2;
+	size_t shown = 0, keys = 0;
+	static const char *const kinds[] = { "step", "share", "key" };
+	static const char *const heads[] = {
+	    "## 2 Steps\n\n| metric | before | after | delta | change |\n"
+	    "|---|---|---|---|---|\n",
+	    "## 3 Shares of step time\n\n| metric | before | after | delta |\n"
+	    "|---|---|---|---|\n",
+	    "## 4 Per-key exclusive time\n\n| # | key | before | after | "
+	    "delta | change | status |\n|---|---|---|---|---|---|---|\n" };
+
+	nd_event_init(&ev);
+	nd_buf_adds(b, "# Comparison report\n\nThe input is the output of "
+	    "trace-diff(1): before/after deltas and a verdict.\n\n"
+	    "## 1 Verdict\n\n");
+	for (size_t i = 0; i < r->ndiff; i++) {
+		const nd_jval *f;
+
+		if (nd_event_decode(&ev, r->diff[i], strlen(r->diff[i]),
+		    &scratch, &err) != 0 || !nd_str_eq(ev.type_name, "verdict"))
+			continue;
+		nd_buf_adds(b, "Status: **");
+		put_jstr(b, &ev, "status");
+		nd_buf_adds(b, "**.\n\n");
+		f = nd_event_get(&ev, "fired");
+		if (f == NULL || f->type != ND_JARR)
+			continue;
+		nd_buf_adds(b, "| rule | level | measured | threshold |\n"
+		    "|---|---|---|---|\n");
+		cmp_fired(b, &ev, f);
+		nd_buf_adds(b, "\n");
+	}
+	for (int kd = 0; kd < 3; kd++) {
+		h2 = 0;
+		for (size_t i = 0; i < r->ndiff; i++) {
+			if (nd_event_decode(&ev, r->diff[i], strlen(r->diff[i]),
+			    &scratch, &err) != 0 ||
+			    !nd_str_eq(ev.type_name, "delta") ||
+			    !is_kind(&ev, kinds[kd]))
+				continue;
+			if (!h2)
+				nd_buf_adds(b, heads[kd]);
+			h2 = 1;
+			if (kd == 2) {
+				keys++;
+				if (r->o.top > 0 && shown >= (size_t)r->o.top)
+					continue;
+				shown++;
+				nd_buf_addf(b, "| %zu | ", shown);
+				put_jstr(b, &ev, "key");
+			} else {
+				nd_buf_adds(b, "| ");
+				put_jstr(b, &ev, "metric");
+			}
+			cmp_delta(b, &ev, kd);
+		}
+		if (kd == 2 && keys > shown)
+			nd_buf_addf(b, "\n%zu more keys not shown (--top %d).\n",
+			    keys - shown, r->o.top);
+		if (h2)
+			nd_buf_adds(b, "\n");
+	}
+	nd_event_free(&ev);
+	nd_buf_free(&scratch);
+}
+
+void
+nd_report_markdown(nd_report *r, nd_buf *b)
+{
+	nd_report_finish(r);
+	if (nd_rep_is_comparison(r)) {
+		md_comparison(r, b);
+		return;
+	}
+	nd_buf_adds(b, "# Trace report\n\n");
+	md_sources(r, b);
+	md_quality(r, b);
+	md_steps(r, b);
+	md_breakdown(r, b);
+	md_ops(r, b);
+	md_gaps(r, b);
+	md_regions(r, b);
+	md_memory(r, b);
+	md_findings(r, b);
+}

@@ -1,0 +1,347 @@
+/*
+ * nd_report: the model, built once after the last record (nd_report_finish):
+ * steps, tables, regions, memory peaks.
+ */
+#include "nd_report_int.h"
+
+#include "nd_regions.h"
+#include "nd_top.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *
+strdup_n(nd_str s)
+{
+	return s.p == NULL ? NULL : nd_xstrndup(s.p, s.n);
+}
+
+
+static int64_t
+src_rank(const nd_report *r, uint32_t source)
+{
+	if (source < r->nsrc && r->src[source].has_rank)
+		return r->src[source].rank;
+	return source;
+}
+
+/* The rank spread and the straggler of the step-summary engine, per
+ * source (every source has a row). */
+static void
+model_ranks(nd_report *r, const nd_stepsum_res *s)
+{
+	r->ranks = nd_xcalloc(r->nsrc ? r->nsrc : 1, sizeof *r->ranks);
+	r->nranks = r->nsrc;
+	for (size_t i = 0; i < r->nsrc; i++) {
+		r->ranks[i].rank = src_rank(r, (uint32_t)i);
+		if (i >= s->sources)
+			continue;
+		r->ranks[i].straggler = s->src[i].straggler;
+		r->ranks[i].lag_max = s->src[i].lag_max;
+		r->ranks[i].busy_sum = s->src[i].busy_sum;
+		r->ranks[i].busy_n = s->src[i].busy_n;
+	}
+	r->rank_steps = s->nrs;
+	r->rank_abs = s->rank_abs;
+	r->lag_max = s->lag_max;
+	r->lag_max_step = s->lag_max_step;
+	r->lag_max_rank = s->lag_max_rank;
+	r->spread_max = s->spread_max;
+}
+
+/* The step statistics, breakdowns and straggler: the step-summary engine
+ * (nd_stepsum) over the step records of finish_source. */
+static void
+model_steps(nd_report *r)
+{
+	const nd_stepsum_res *s;
+	size_t n;
+
+	if (r->ss == NULL)
+		r->ss = nd_stepsum_new();
+	nd_stepsum_finish(r->ss, r->o.warmup, r->o.drop_last);
+	s = nd_stepsum_result(r->ss);
+	r->nsteps = s->nsteps;
+	r->all = s->all;
+	r->steady = s->steady;
+	r->warmup_applied = s->applied;
+	r->warmup = s->applied ? r->o.warmup : 0;
+	r->cl = s->cl;
+	n = s->last - s->first;
+	r->cl_num = nd_xmalloc((n + 1) * sizeof *r->cl_num);
+	memcpy(r->cl_num, s->num + s->first, n * sizeof *r->cl_num);
+	r->cl_dur = nd_xmalloc((n + 1) * sizeof *r->cl_dur);
+	memcpy(r->cl_dur, s->dur + s->first, n * sizeof *r->cl_dur);
+	r->first_step = s->first_step;
+	r->last_step = s->last_step;
+	r->bd = s->bd;
+	r->bd_total = s->bd_total;
+	r->dbd = s->dev_bd;
+	r->dbd_total = s->dev_total;
+	r->devbd = nd_xcalloc(r->ndevs ? r->ndevs : 1, sizeof *r->devbd);
+	r->ndevbd = r->ndevs;
+	for (size_t i = 0; i < r->ndevs; i++) {
+		r->devbd[i].dev = (uint32_t)i;
+		if (i < s->ndev) {
+			r->devbd[i].bd = s->dev[i].bd;
+			r->devbd[i].total = s->dev[i].total;
+		}
+	}
+	model_ranks(r, s);
+}
+
+/* The fields of a leaf key (nd_report_collect.c: kind, name, family,
+ * class, scope). */
+enum { F_NAME = 1, F_FAMILY, F_CLASS, F_SCOPE };
+
+static const char *
+leaf_field(const char *k, size_t n, int field, size_t *len)
+{
+	const char *p = k, *end = k + n, *s;
+	int tag, i = 0;
+
+	while (nd_aggkey_next(&p, end, &tag, &s, len)) {
+		if (i == field)
+			return tag == ND_AGGKEY_NONE ? NULL : s;
+		i++;
+	}
+	return NULL;
+}
+
+/* A table of the report: the leaves rolled up by one field in nd_top
+ * (its row order), read back as rows.  keys: where the rows' names live. */
+static void
+table_rows(nd_top *t, nd_intern *keys, struct trow **rows, size_t *nrows)
+{
+	uint32_t *ids;
+	size_t n = nd_top_rank(t, &ids);
+
+	*rows = nd_xcalloc(n ? n : 1, sizeof **rows);
+	*nrows = n;
+	for (size_t i = 0; i < n; i++) {
+		const nd_agg_row *row = nd_top_row(t, ids[i]);
+		struct trow *tr = &(*rows)[i];
+		const char *s;
+		size_t len;
+		int tag;
+
+		nd_top_field(t, ids[i], 0, &tag, &s, &len);
+		tr->key = nd_intern_str(keys, nd_intern_id(keys, s, len), NULL);
+		tr->count = row->count;
+		tr->self = row->self_ns;
+		tr->total = row->total_ns;
+		tr->max = row->hist.max;
+	}
+	free(ids);
+}
+
+/* Add leaf row `row` to table t under field f of leaf key k ("(none)"
+ * when the leaf has no such field). */
+static void
+table_add(nd_top *t, nd_buf *kb, const char *k, size_t kn, int f,
+    const nd_agg_row *row)
+{
+	size_t len;
+	const char *s = leaf_field(k, kn, f, &len);
+
+	nd_buf_reset(kb);
+	nd_aggkey_str(kb, s ? s : "(none)", s ? len : 6);
+	nd_top_add_row(t, kb->p, kb->len, row);
+}
+
+/* The path of region t. */
+void
+nd_rep_reg_path(const nd_report *r, const struct trow *t, nd_buf *p)
+{
+	nd_rtree_path(r->rtree, t->id, p);
+}
+
+/* The regions (nd_rtree) as rows, ranked; the ones shown get their path. */
+static void
+reg_rows(nd_report *r)
+{
+	size_t n = nd_rtree_count(r->rtree), m;
+	uint32_t *ids;
+	nd_buf p = ND_BUF_INIT;
+
+	nd_rtree_sum(r->rtree);
+	ids = nd_rtree_rank(r->rtree);
+	r->regs = nd_xcalloc(n ? n : 1, sizeof *r->regs);
+	r->reg_pos = nd_xmalloc((n ? n : 1) * sizeof *r->reg_pos);
+	r->nregs = n;
+	for (size_t i = 0; i < n; i++) {
+		const nd_region *nd = nd_rtree_node(r->rtree, ids[i]);
+		struct trow *t = &r->regs[i];
+
+		t->count = nd->count;
+		t->self = nd->incl;
+		t->excl = nd->excl;
+		t->depth = nd->depth;
+		t->id = ids[i];
+		t->parent = nd->parent;
+		t->seg = nd->name;
+		t->seglen = nd->namelen;
+		t->plen = nd->plen;
+		t->rank = nd->rank;
+		r->reg_pos[ids[i]] = (uint32_t)i;
+	}
+	free(ids);
+	m = nd_rep_cut(r, n);
+	r->reg_own = nd_xcalloc(m ? m : 1, sizeof *r->reg_own);
+	for (size_t i = 0; i < m; i++) {
+		nd_rep_reg_path(r, &r->regs[i], &p);
+		r->reg_own[i] = nd_xstrndup(p.p ? p.p : "", p.len);
+		r->regs[i].key = r->reg_own[i];
+	}
+	r->nreg_own = m;
+	nd_buf_free(&p);
+}
+
+static void
+model_tables(nd_report *r)
+{
+	uint32_t n = nd_agg_count(r->leaf);
+	nd_top *ops = nd_top_new(ND_TOP_SELF, 0);
+	nd_top *fams = nd_top_new(ND_TOP_SELF, 0);
+	nd_top *colls = nd_top_new(ND_TOP_SELF, 0);
+
+	r->fallback = !r->has_device;
+	r->k_ops = nd_intern_new();
+	r->k_fams = nd_intern_new();
+	r->k_colls = nd_intern_new();
+	r->rtree = nd_rtree_new();
+	for (uint32_t i = 0; i < n; i++) {
+		size_t kn, len;
+		const char *k = nd_agg_key(r->leaf, i, &kn);
+		const nd_agg_row *row = nd_agg_row_of(r->leaf, i);
+		const char *s;
+
+		if (row->count == 0)
+			continue;
+		if (!r->fallback && k[5] != 'd')
+			continue;
+		r->self_total += row->self_ns;
+		r->ops_spans += row->count;
+		table_add(ops, &r->key, k, kn, F_NAME, row);
+		table_add(fams, &r->key, k, kn, F_FAMILY, row);
+		s = leaf_field(k, kn, F_CLASS, &len);
+		if (s != NULL && len == 13 &&
+		    memcmp(s, "communication", 13) == 0) {
+			table_add(colls, &r->key, k, kn, F_FAMILY, row);
+			r->coll_total += row->self_ns;
+		}
+		s = leaf_field(k, kn, F_SCOPE, &len);
+		if (s != NULL) {
+			uint32_t id = nd_rtree_scope(r->rtree, UINT32_MAX, s,
+			    len, NULL);
+
+			if (id != UINT32_MAX)
+				nd_rtree_add(r->rtree, id, row->count,
+				    row->self_ns, row->overrun);
+		}
+	}
+	table_rows(ops, r->k_ops, &r->ops, &r->nops);
+	table_rows(fams, r->k_fams, &r->fams, &r->nfams);
+	table_rows(colls, r->k_colls, &r->colls, &r->ncolls);
+	nd_top_free(ops);
+	nd_top_free(fams);
+	nd_top_free(colls);
+	reg_rows(r);
+}
+
+static void
+model_memory(nd_report *r)
+{
+	nd_event ev;
+	nd_buf scratch = { 0 };
+	nd_everr err;
+	size_t i = 0;
+
+	nd_mem_stream_done(r->mem);
+	nd_mem_finish(r->mem);
+	nd_event_init(&ev);
+	while (i < r->membuf.len) {
+		char *nl = memchr(r->membuf.p + i, '\n', r->membuf.len - i);
+		size_t len = nl ? (size_t)(nl - (r->membuf.p + i)) :
+		    r->membuf.len - i;
+		const nd_jval *v;
+		struct mpeak *p;
+		int64_t x;
+
+		if (nd_event_decode(&ev, r->membuf.p + i, len, &scratch,
+		    &err) == 0 && nd_str_eq(ev.type_name, "mem_peak")) {
+			r->peaks = nd_xrealloc(r->peaks, (r->npeaks + 1) *
+			    sizeof *r->peaks);
+			p = &r->peaks[r->npeaks++];
+			memset(p, 0, sizeof *p);
+			p->source = nd_rep_jstrdup(nd_event_get(&ev, "source"));
+			p->device = strdup_n(ev.device);
+			if (p->device == NULL)
+				p->device = nd_rep_jstrdup(nd_event_get(&ev,
+				    "allocator"));
+			p->op = nd_rep_jstrdup(nd_event_get(&ev, "op"));
+			p->scope = strdup_n(ev.scope);
+			p->ts = ev.ts_ns;
+			if ((v = nd_event_get(&ev, "allocated_bytes")) &&
+			    nd_json_int(v, &x) == 0)
+				p->alloc = x;
+			if ((v = nd_event_get(&ev, "reserved_bytes")) &&
+			    nd_json_int(v, &x) == 0)
+				p->reserved = x;
+			if (ev.has & ND_HAS_STEP) {
+				p->has_step = 1;
+				p->step = ev.step;
+			}
+		}
+		i += len + 1;
+	}
+	nd_event_free(&ev);
+	nd_buf_free(&scratch);
+}
+
+
+void
+nd_report_finish(nd_report *r)
+{
+	if (r->finished)
+		return;
+	nd_rep_finish_source(r);
+	r->finished = 1;
+	model_steps(r);
+	model_tables(r);
+	model_memory(r);
+	r->nroof = nd_roof_finish(r->roof, &r->roofrows, &r->roofsum);
+	nd_rep_model_findings(r);
+}
+
+int
+nd_rep_pay_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_report *r = ctx;
+	const struct payload *x = &r->pay[*(const uint32_t *)a];
+	const struct payload *y = &r->pay[*(const uint32_t *)b];
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(nd_rep_name_of(r, *(const uint32_t *)a),
+	    nd_rep_name_of(r, *(const uint32_t *)b));
+}
+
+int
+nd_rep_cause_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_report *r = ctx;
+	const struct cnt *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(nd_rep_name_of(r, x->id), nd_rep_name_of(r, y->id));
+}
+
+/* A comparison: trace-diff records and no span. */
+int
+nd_rep_is_comparison(const nd_report *r)
+{
+	return r->ndiff > 0 && r->ops_spans == 0 && r->nsteps == 0;
+}
+
