@@ -651,7 +651,7 @@ static int
 op_control(struct rd *r, int *done)
 {
 	const unsigned char *a;
-	size_t mark;
+	size_t mark = 0;	/* set by pop_mark; 0 keeps -O2 -flto quiet */
 
 	switch (r->op) {
 	case 0x80:	/* PROTO */
