@@ -146,7 +146,7 @@ table_add(nd_top *t, nd_buf *kb, const char *k, size_t kn, int f,
 
 	nd_buf_reset(kb);
 	nd_aggkey_str(kb, s ? s : "(none)", s ? len : 6);
-	nd_top_add_row(t, kb->p, kb->len, row);
+	nd_top_add_figures(t, kb->p, kb->len, row);
 }
 
 /* The path of region t. */

@@ -128,6 +128,26 @@ nd_top_add_row(nd_top *t, const char *key, size_t n, const nd_agg_row *r)
 	nd_agg_merge(nd_agg_row_of(t->agg, id), r);
 }
 
+void
+nd_top_add_figures(nd_top *t, const char *key, size_t n,
+    const nd_agg_row *r)
+{
+	nd_agg_row *d;
+
+	if (r->count == 0)
+		return;
+	nd_buf_reset(&t->key);
+	nd_buf_addc(&t->key, 0);
+	nd_buf_add(&t->key, key, n);
+	d = nd_agg_row_of(t->agg, nd_agg_id(t->agg, t->key.p, t->key.len));
+	if (d->count == 0 || r->hist.max > d->hist.max)
+		d->hist.max = r->hist.max;
+	d->count += r->count;
+	d->overrun += r->overrun;
+	d->total_ns += r->total_ns;
+	d->self_ns += r->self_ns;
+}
+
 const nd_agg_row *
 nd_top_row(nd_top *t, uint32_t id)
 {

@@ -58,6 +58,11 @@ void nd_top_scanned(nd_top *t, const nd_scan_opts *so,
  * key[0..n) (one nd_aggkey field per --by key). */
 void nd_top_add_row(nd_top *t, const char *key, size_t n,
     const nd_agg_row *r);
+/* The same for a caller that only ranks and reads count, total_ns,
+ * self_ns, overrun and hist.max: the histogram buckets and the example
+ * are left out (merging them was most of the cost of a roll-up). */
+void nd_top_add_figures(nd_top *t, const char *key, size_t n,
+    const nd_agg_row *r);
 
 /* Read partial results (nd_partial_read of paths; stdin when n == 0). */
 void nd_top_merge(nd_top *t, char **paths, int n);
