@@ -159,19 +159,10 @@ write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 			nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c],
 			    cell[c]);
 		for (size_t k = 0; k < nk; k++) {
-			size_t pad;
-
 			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
-			nd_buf_adds(b, "  ");
-			nd_buf_add(b, txt.p, txt.len);
-			pad = k + 1 < nk ?
-			    kw[k] - nd_text_width(txt.p, txt.len) : 0;
-			for (size_t j = 0; j < pad; j++)
-				nd_buf_addc(b, ' ');
+			nd_by_table_key(b, txt.p, txt.len, k, nk, kw);
 		}
-		while (b->len > 0 && b->p[b->len - 1] == ' ')
-			b->len--;
-		nd_buf_addc(b, '\n');
+		nd_by_table_eol(b);
 		nd_out_commit(o);
 	}
 	nd_fmt_dur(d1, sizeof d1, sum->flops_ns, 0);

@@ -1,4 +1,5 @@
 #include "nd_by.h"
+#include "nd_cli.h"
 #include "nd_hash.h"
 #include "nd_util.h"
 
@@ -420,5 +421,25 @@ nd_by_table_head(const nd_by *b, nd_buf *out, const char *const *head,
 		for (size_t j = 0; j < kw[k]; j++)
 			nd_buf_addc(out, '-');
 	}
+	nd_buf_addc(out, '\n');
+}
+
+void
+nd_by_table_key(nd_buf *out, const char *s, size_t n, size_t k, size_t nk,
+    const size_t *kw)
+{
+	size_t pad = k + 1 < nk ? kw[k] - nd_text_width(s, n) : 0;
+
+	nd_buf_adds(out, "  ");
+	nd_buf_add(out, s != NULL ? s : "", n);
+	for (size_t j = 0; j < pad; j++)
+		nd_buf_addc(out, ' ');
+}
+
+void
+nd_by_table_eol(nd_buf *out)
+{
+	while (out->len > 0 && out->p[out->len - 1] == ' ')
+		out->len--;
 	nd_buf_addc(out, '\n');
 }

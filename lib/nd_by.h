@@ -64,6 +64,12 @@ void nd_by_json(const nd_by *b, nd_jw *w, const char *k, size_t n);
  * separated by two blanks; then a rule of dashes under each. */
 void nd_by_table_head(const nd_by *b, nd_buf *out, const char *const *head,
     const size_t *wd, size_t ncol, const size_t *kw);
+/* Key cell k of nk in a row of that table: two blanks, then s[0..n),
+ * padded to kw[k] unless it is the last. */
+void nd_by_table_key(nd_buf *out, const char *s, size_t n, size_t k,
+    size_t nk, const size_t *kw);
+/* End a row of that table: no trailing blanks, then a newline. */
+void nd_by_table_eol(nd_buf *out);
 /* Field i as one line of text: "(none)" when absent, control characters
  * as blanks. */
 void nd_by_text(const char *k, size_t n, size_t i, nd_buf *out);

@@ -783,8 +783,6 @@ write_table(nd_top *t, nd_out *o, uint32_t *ids, size_t nshow,
 			nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c],
 			    cell[c]);
 		for (size_t k = 0; k < nk; k++) {
-			size_t pad;
-
 			if (i < nshow) {
 				size_t kl;
 				const char *key = nd_agg_key(t->agg, ids[i],
@@ -796,17 +794,9 @@ write_table(nd_top *t, nd_out *o, uint32_t *ids, size_t nshow,
 				if (k == 0)
 					nd_buf_adds(&txt, "(other)");
 			}
-			nd_buf_adds(b, "  ");
-			nd_buf_add(b, txt.p != NULL ? txt.p : "", txt.len);
-			pad = k + 1 < nk ?
-			    kw[k] - nd_text_width(txt.p, txt.len) : 0;
-			for (size_t j = 0; j < pad; j++)
-				nd_buf_addc(b, ' ');
+			nd_by_table_key(b, txt.p, txt.len, k, nk, kw);
 		}
-		/* no trailing blanks */
-		while (b->len > 0 && b->p[b->len - 1] == ' ')
-			b->len--;
-		nd_buf_addc(b, '\n');
+		nd_by_table_eol(b);
 		nd_out_commit(o);
 	}
 	nd_fmt_dur(d1, sizeof d1, total_self, 0);
