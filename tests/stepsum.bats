@@ -110,7 +110,10 @@ setup() {
 }
 
 @test "warmup 0, 1, 3 and --drop-last on a 6-step trace: the programs agree" {
-	for o in "-w 0" "" "-w 3" "--drop-last" "-w 3 --drop-last" "-w 5" "-w 4 --drop-last" "-w 5 --drop-last"; do
+	local sets=("-w 0" "" "-w 3" "--drop-last" "-w 3 --drop-last" "-w 5" "-w 4 --drop-last" "-w 5 --drop-last")
+	# the sanitizer pass takes three of the eight (the normal pass: all)
+	[ -z "${ND_ASAN:-}" ] || sets=("-w 0" "-w 3 --drop-last" "-w 5 --drop-last")
+	for o in "${sets[@]}"; do
 		run "$PY" "$CHECK" "$ND_BIN" "$D/resnet.nd" $o
 		[ "$status" -eq 0 ] || fail "resnet $o: $output"
 	done
