@@ -63,9 +63,11 @@ keep_rec(struct run *r, nd_stepsum_rec *x, uint32_t src)
 	nd_stepsum_add(r->sum, x);
 }
 
+/* A step record, or with pw a profile_window record (no steps: not a
+ * step, never kept for the summary). */
 static void
 write_step(struct run *r, const nd_step *s, const nd_source_info *si,
-    uint32_t src)
+    uint32_t src, int pw)
 {
 	nd_buf *b = nd_out_buf(r->o);
 	const char *model = NULL, *key;
@@ -76,7 +78,7 @@ write_step(struct run *r, const nd_step *s, const nd_source_info *si,
 	memset(&x, 0, sizeof x);
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "type", "step");
+	nd_jw_kcstr(&w, "type", pw ? "profile_window" : "step");
 	if (si != NULL && si->path != NULL)
 		nd_jw_kcstr(&w, "source", si->path);
 	nd_jw_kint(&w, "ts_ns", s->ts);
@@ -93,7 +95,8 @@ write_step(struct run *r, const nd_step *s, const nd_source_info *si,
 		x.has_rank = 1;
 		x.rank = r->span_rank;
 	}
-	nd_jw_kint(&w, "step", s->num);
+	if (!pw)
+		nd_jw_kint(&w, "step", s->num);
 	nd_jw_kint(&w, "compute_ns", s->bd.compute_ns);
 	nd_jw_kint(&w, "communication_ns", s->bd.communication_ns);
 	nd_jw_kint(&w, "memory_ns", s->bd.memory_ns);
@@ -101,7 +104,9 @@ write_step(struct run *r, const nd_step *s, const nd_source_info *si,
 	nd_jw_kint(&w, "idle_ns", s->bd.idle_ns);
 	nd_jw_kint(&w, "overlap_ns", s->bd.overlap_ns);
 	nd_jw_kint(&w, "wait_ns", s->wait_ns);
-	nd_jw_kcstr(&w, "marker", nd_sm_name(s->marker));
+	if (!pw)
+		nd_jw_kcstr(&w, "marker", nd_sm_name(s->marker));
+	nd_jw_kcstr(&w, "step_source", nd_ss_name(s->source));
 	nd_jw_kint(&w, "devices", s->ndev);
 	if (model != NULL)
 		nd_jw_kcstr(&w, "device_name", model);
@@ -119,11 +124,14 @@ write_step(struct run *r, const nd_step *s, const nd_source_info *si,
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
 	nd_out_commit(r->o);
+	if (pw)
+		return;
 	x.num = s->num;
 	x.ts = s->ts;
 	x.dur = s->dur;
 	x.wait = s->wait_ns;
 	x.bd = s->bd;
+	x.step_source = s->source;
 	keep_rec(r, &x, src);
 }
 
@@ -135,7 +143,13 @@ flush_source(struct run *r, uint32_t src)
 	const nd_source_info *si = nd_stream_meta(r->st, src);
 
 	for (size_t i = 0; i < n; i++)
-		write_step(r, &steps[i], si, src);
+		write_step(r, &steps[i], si, src, 0);
+	if (n == 0) {
+		size_t np = nd_steps_profile(r->steps, &steps);
+
+		for (size_t i = 0; i < np; i++)
+			write_step(r, &steps[i], si, src, 1);
+	}
 	if (n == 0 && r->spans > 0)
 		nd_warn("%s: no steps found (no step markers and no step keys "
 		    "on device ops; see --step-regex)",
@@ -183,6 +197,7 @@ read_step(struct run *r, const nd_event *ev)
 		x.has_mfu = 1;
 		x.mfu = nd_json_double(v);
 	}
+	x.step_source = nd_ss_of(nd_event_get(ev, "step_source"));
 	keep_rec(r, &x, ev->source);
 }
 

@@ -1,6 +1,7 @@
 #include "nd_by.h"
 #include "nd_cli.h"
 #include "nd_hash.h"
+#include "nd_name.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -395,9 +396,11 @@ nd_by_text(const char *k, size_t n, size_t i, nd_buf *out)
 		nd_buf_adds(out, "(none)");
 		return;
 	}
-	for (size_t j = 0; j < len; j++)
-		nd_buf_addc(out, s[j] == '\n' || s[j] == '\t' ||
-		    s[j] == '\r' ? ' ' : s[j]);
+	nd_name_short(s, len, ND_NAME_WIDTH, out);
+	for (size_t j = 0; j < out->len; j++)
+		if (out->p[j] == '\n' || out->p[j] == '\t' ||
+		    out->p[j] == '\r')
+			out->p[j] = ' ';
 }
 
 void

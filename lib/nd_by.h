@@ -70,8 +70,9 @@ void nd_by_table_key(nd_buf *out, const char *s, size_t n, size_t k,
     size_t nk, const size_t *kw);
 /* End a row of that table: no trailing blanks, then a newline. */
 void nd_by_table_eol(nd_buf *out);
-/* Field i as one line of text: "(none)" when absent, control characters
- * as blanks. */
+/* Field i as one line of text for a table cell: "(none)" when absent,
+ * shortened by nd_name_short to ND_NAME_WIDTH, control characters as
+ * blanks. */
 void nd_by_text(const char *k, size_t n, size_t i, nd_buf *out);
 
 #endif

@@ -9,6 +9,7 @@
 #include "nd_event.h"
 #include "nd_hash.h"
 #include "nd_json.h"
+#include "nd_name.h"
 #include "nd_nest.h"
 #include "nd_scan.h"
 #include "nd_sort.h"
@@ -1163,6 +1164,7 @@ static void
 table_row(nd_buf *b, const nd_delta *x, const char *label)
 {
 	char vb[32], va[32], vd[32], vp[32];
+	size_t start;
 
 	if (x->kind == ND_DK_SHARE) {
 		snprintf(vb, sizeof vb, "%.4f", x->before);
@@ -1178,7 +1180,14 @@ table_row(nd_buf *b, const nd_delta *x, const char *label)
 		fmt_ns(vd, sizeof vd, x->delta, 1);
 	}
 	fmt_pct(vp, sizeof vp, x);
-	nd_buf_addf(b, "  %-34.34s %12s %12s %12s %9s", label, vb, va, vd, vp);
+	/* the label column is 34 wide: nd_name_short to fit */
+	nd_buf_adds(b, "  ");
+	start = b->len;
+	nd_name_short(label, strlen(label), 34, b);
+	for (size_t w = nd_text_width(b->p + start, b->len - start); w < 34;
+	    w++)
+		nd_buf_addc(b, ' ');
+	nd_buf_addf(b, " %12s %12s %12s %9s", vb, va, vd, vp);
 	if (x->kind == ND_DK_KEY)
 		nd_buf_addf(b, "  %8.2f %8.2f", x->count_before, x->count_after);
 	nd_buf_addc(b, '\n');

@@ -598,6 +598,15 @@ void
 nd_meta_write(nd_buf *b, const char *source, const char *format,
     int64_t origin_ns, const char *host, int has_rank, int64_t rank)
 {
+	nd_meta_write_devices(b, source, format, origin_ns, host, has_rank,
+	    rank, NULL, 0);
+}
+
+void
+nd_meta_write_devices(nd_buf *b, const char *source, const char *format,
+    int64_t origin_ns, const char *host, int has_rank, int64_t rank,
+    const char *devices, size_t ndevices)
+{
 	nd_jw w;
 
 	nd_jw_init(&w, b);
@@ -621,6 +630,43 @@ nd_meta_write(nd_buf *b, const char *source, const char *format,
 	nd_buf_addc(b, '"');
 	nd_buf_adds(b, nd_progname);
 	nd_buf_adds(b, " " ND_VERSION "\"");
+	if (ndevices > 0) {
+		nd_jw_key(&w, "devices");
+		nd_buf_add(b, devices, ndevices);
+	}
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
+}
+
+/* One of the two keys, once: what the decoder noted; else walk (the
+ * first of them that holds an integer). */
+int
+nd_event_corr(const nd_event *ev, int64_t *out)
+{
+	nd_jiter it;
+	nd_jval k, v;
+	nd_jerr je;
+
+	int c1, c2;
+
+	if (ev->args.type != ND_JOBJ)
+		return 0;
+	c1 = nd_event_arg_noted(ev, ND_ARG_CORRELATION, &v);
+	c2 = nd_event_arg_noted(ev, ND_ARG_CORRELATION_ID, &k);
+	if (c1 == 0 && c2 == 0)
+		return 0;
+	if (c1 + c2 == 1) {
+		if (c2 == 1)
+			v = k;
+		return v.type == ND_JNUM && nd_json_int(&v, out) == 0;
+	}
+	if (memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
+		return 0;
+	nd_jiter_init(&it, &ev->args, ev->args.raw);
+	while (nd_jiter_next(&it, &k, &v, &je) == 1)
+		if ((nd_jstr_eq(&k, "correlation") ||
+		    nd_jstr_eq(&k, "correlation_id")) && v.type == ND_JNUM &&
+		    nd_json_int(&v, out) == 0)
+			return 1;
+	return 0;
 }

@@ -126,6 +126,10 @@ enum {
  * two or more, with the first one's value in *out; -1 when not known (the
  * event was not decoded, or a key of args has an escape): then walk. */
 int nd_event_arg_noted(const nd_event *ev, int which, nd_jval *out);
+/* The correlation id of a span that has one (CUPTI/roctracer: the launch
+ * call and the device ops it launched share it): args.correlation or
+ * args.correlation_id as an integer.  1 with *out, else 0. */
+int nd_event_corr(const nd_event *ev, int64_t *out);
 
 /*
  * Where a span runs: the one device-op rule of every program (ndtrace(7),
@@ -169,6 +173,11 @@ void nd_event_write(nd_buf *out, const nd_event *ev);
  * "<nd_progname> <version>"; host NULL and !has_rank give JSON null. */
 void nd_meta_write(nd_buf *out, const char *source, const char *format,
     int64_t origin_ns, const char *host, int has_rank, int64_t rank);
+/* The same with a "devices" member last: devices[0..ndevices) is its
+ * JSON object (none when ndevices is 0), as nd_devnames_meta reads it. */
+void nd_meta_write_devices(nd_buf *out, const char *source,
+    const char *format, int64_t origin_ns, const char *host, int has_rank,
+    int64_t rank, const char *devices, size_t ndevices);
 
 static inline nd_str
 nd_str_c(const char *s)

@@ -47,6 +47,8 @@ struct tl {
 	int host;
 	int started;
 	int64_t first, hi, last_ts;
+	uint64_t nops, lgaps;	/* per-line totals (nd_gaps_lines) */
+	int64_t lidle, lmax;
 	struct op bop;		/* the op with the latest end so far */
 	nd_buf bstr;		/* its name, then its scope, while bop.name
 				 * is LAZY */
@@ -238,39 +240,6 @@ tl_of(nd_gaps *g, const nd_event *ev, int host)
 	return t;
 }
 
-static int
-arg_corr(const nd_event *ev, int64_t *out)
-{
-	nd_jiter it;
-	nd_jval k, v;
-	nd_jerr je;
-
-	int c1, c2;
-
-	if (ev->args.type != ND_JOBJ)
-		return 0;
-	/* one of the two keys, once: what the decoder noted; else walk (the
-	 * first of them that holds an integer) */
-	c1 = nd_event_arg_noted(ev, ND_ARG_CORRELATION, &v);
-	c2 = nd_event_arg_noted(ev, ND_ARG_CORRELATION_ID, &k);
-	if (c1 == 0 && c2 == 0)
-		return 0;
-	if (c1 + c2 == 1) {
-		if (c2 == 1)
-			v = k;
-		return v.type == ND_JNUM && nd_json_int(&v, out) == 0;
-	}
-	if (memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
-		return 0;
-	nd_jiter_init(&it, &ev->args, ev->args.raw);
-	while (nd_jiter_next(&it, &k, &v, &je) == 1)
-		if ((nd_jstr_eq(&k, "correlation") ||
-		    nd_jstr_eq(&k, "correlation_id")) && v.type == ND_JNUM &&
-		    nd_json_int(&v, out) == 0)
-			return 1;
-	return 0;
-}
-
 static void
 open_window(struct tl *t, int32_t w)
 {
@@ -400,6 +369,13 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
 		if (op->ts - t->hi >= g->thr) {
 			struct tgap *gp;
 
+			if (op->ts - t->hi >= g->o.min_ns) {
+				t->lgaps++;
+				t->lidle += op->ts - t->hi;
+				if (op->ts - t->hi > t->lmax)
+					t->lmax = op->ts - t->hi;
+			}
+
 			if (t->ngaps == t->capgaps)
 				nd_grow(&t->gaps, &t->capgaps, t->ngaps + 1,
 				    sizeof *t->gaps);
@@ -425,9 +401,10 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
 		t->hi = op->end;
 		set_bop(t, op, name, scope);
 	}
+	t->nops++;
 	if (t->nopen > 0) {
 		op_intern(g, op, name, scope);
-		if (ev != NULL && arg_corr(ev, &op->corr))
+		if (ev != NULL && nd_event_corr(ev, &op->corr))
 			op->has_corr = 1;
 		append(t, op);
 	}
@@ -486,7 +463,7 @@ nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
 	if (r->role == ND_ROLE_HOST) {
 		int64_t corr;
 
-		if (arg_corr(ev, &corr)) {
+		if (nd_event_corr(ev, &corr)) {
 			int isnew;
 			uint64_t *v = nd_map64_put(g->launch, (uint64_t)corr,
 			    &isnew);
@@ -526,7 +503,7 @@ nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
 	op.light = ev->name.p != NULL && nd_op_is_light(ev->name.p, ev->name.n);
 	op.comm = r->role == ND_ROLE_DEVICE && r->cat == ND_CAT_COMM;
 	if (g->o.unordered) {
-		if (arg_corr(ev, &op.corr))
+		if (nd_event_corr(ev, &op.corr))
 			op.has_corr = 1;
 		op_intern(g, &op, ev->name.p != NULL ? ev->name : ND_STR(""),
 		    ev->scope);
@@ -1187,23 +1164,78 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 	return g->delivered;
 }
 
+static void
+tl_where(const nd_gaps *g, const struct tl *t, nd_gap_where *w)
+{
+	w->has_pid = w->has_tid = 1;
+	w->pid = t->pid;
+	w->tid = t->tid;
+	w->process = istr(g, t->process);
+	w->thread = istr(g, t->thread);
+	w->device = istr(g, t->device);
+}
+
 void
 nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w)
 {
 	memset(w, 0, sizeof *w);
 	if (gap->tl >= 0) {
-		const struct tl *t = &g->tls[gap->tl];
-
-		w->has_pid = w->has_tid = 1;
-		w->pid = t->pid;
-		w->tid = t->tid;
-		w->process = istr(g, t->process);
-		w->thread = istr(g, t->thread);
-		w->device = istr(g, t->device);
+		tl_where(g, &g->tls[gap->tl], w);
 		return;
 	}
 	if (gap->dev >= 0 && (size_t)gap->dev < g->ndw)
 		*w = g->dw[gap->dev];
+}
+
+size_t
+nd_gaps_lines(const nd_gaps *g, nd_gap_line_fn fn, void *ctx)
+{
+	int host = !g->seen_device;
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->ntls; i++) {
+		const struct tl *t = &g->tls[i];
+		nd_gap_line l;
+
+		if (t->host != host || !t->started)
+			continue;
+		memset(&l, 0, sizeof l);
+		tl_where(g, t, &l.w);
+		l.devkey = nd_intern_str(g->devkeys, t->dev, NULL);
+		l.ops = t->nops;
+		l.gaps = t->lgaps;
+		l.idle_ns = t->lidle;
+		l.max_ns = t->lmax;
+		l.first = t->first;
+		l.last = t->hi;
+		fn(ctx, &l);
+		n++;
+	}
+	return n;
+}
+
+size_t
+nd_gaps_devices(const nd_gaps *g, void (*fn)(void *ctx, const char *key),
+    void *ctx)
+{
+	uint32_t ndev = nd_intern_count(g->devkeys);
+	char *seen;
+	size_t n = 0;
+
+	if (!g->seen_device)
+		return 0;
+	seen = nd_xcalloc(ndev ? ndev : 1, 1);
+	for (size_t i = 0; i < g->ntls; i++) {
+		const struct tl *t = &g->tls[i];
+
+		if (t->host || !t->started || seen[t->dev])
+			continue;
+		seen[t->dev] = 1;
+		fn(ctx, nd_intern_str(g->devkeys, t->dev, NULL));
+		n++;
+	}
+	free(seen);
+	return n;
 }
 
 int

@@ -112,6 +112,30 @@ int nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r);
 typedef void (*nd_gap_fn)(void *ctx, const nd_gap *gap);
 size_t nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx);
 void nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w);
+/*
+ * Per-line totals of the finished source, cheap enough to come with the
+ * device level: each timeline (source, pid, tid) the gaps were found on --
+ * the device timelines, or the host ones when the source fell back -- with
+ * its ops, its timeline-level gaps (the -l timeline gaps of at least
+ * max(min, 1) ns, not clipped to steps: no payload, no cause) and its
+ * active window, first op start to last op end.  Timelines in order of
+ * first appearance.  devkey: the device key (nd_span_device_key), valid
+ * until nd_gaps_free.
+ */
+typedef struct nd_gap_line {
+	nd_gap_where w;
+	const char *devkey;
+	uint64_t ops, gaps;
+	int64_t idle_ns, max_ns, first, last;
+} nd_gap_line;
+
+typedef void (*nd_gap_line_fn)(void *ctx, const nd_gap_line *line);
+size_t nd_gaps_lines(const nd_gaps *g, nd_gap_line_fn fn, void *ctx);
+/* The device keys of the finished source that had device ops (none when
+ * it fell back to host timelines), each once, in order of first
+ * appearance; returns how many. */
+size_t nd_gaps_devices(const nd_gaps *g, void (*fn)(void *ctx,
+    const char *key), void *ctx);
 /* 1 when the finished source had no device ops and used host timelines. */
 int nd_gaps_fallback(const nd_gaps *g);
 /* The rank the source's spans carry (first seen), if any. */

@@ -5,6 +5,7 @@
 #include "nd_mem.h"
 #include "nd_hash.h"
 #include "nd_json.h"
+#include "nd_name.h"
 #include "nd_sort.h"
 #include "nd_util.h"
 
@@ -1165,15 +1166,20 @@ write_row(nd_mem *m, const struct toprow *r, int64_t row, int other,
 		char sh[16];
 
 		snprintf(sh, sizeof sh, "%.1f%%", 100 * share);
+		nd_buf_reset(&m->tmp);
 		if (other)
-			nd_buf_reset(&m->tmp), nd_buf_addf(&m->tmp,
-			    "(%" PRId64 " other ops)", ops);
+			nd_buf_addf(&m->tmp, "(%" PRId64 " other ops)", ops);
+		else {
+			const char *op = r->op == NONE32 ? "(no op)" :
+			    name_str(m, r->op);
+
+			nd_name_short(op, strlen(op), ND_NAME_WIDTH, &m->tmp);
+		}
 		text(m, "  %-14s %10" PRId64 " %12s %10" PRId64 " %12s %7s "
 		    "%12s  %s", label_str(m, r->label), r->allocs,
 		    human(b1, sizeof b1, r->alloc_bytes), r->frees,
 		    human(b2, sizeof b2, r->free_bytes), sh,
-		    human(b3, sizeof b3, r->total), other ? m->tmp.p :
-		    r->op == NONE32 ? "(no op)" : name_str(m, r->op));
+		    human(b3, sizeof b3, r->total), m->tmp.p);
 		return;
 	}
 	{

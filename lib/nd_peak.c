@@ -1,4 +1,5 @@
 #include "nd_peak.h"
+#include "nd_hash.h"
 #include "nd_util.h"
 
 #include <ctype.h>
@@ -110,10 +111,22 @@ struct dname {
 	double tflops, gbps;
 };
 
+/* What nd_devnames_get answers for one key, kept as entries come so that
+ * a lookup is not a scan (many devices): the first entry with a name, the
+ * last positive peaks. */
+struct dagg {
+	size_t name_at;		/* index in d, SIZE_MAX: none */
+	double tflops, gbps;
+};
+
 struct nd_devnames {
 	struct dname *d;
 	size_t n, cap;
 	char *all;		/* "device_name" */
+	nd_intern *keys;	/* key -> index in agg */
+	struct dagg *agg;
+	size_t capagg;
+	nd_map64 *ids;		/* id -> 1 + index in d of its first name */
 };
 
 nd_devnames *
@@ -132,6 +145,10 @@ nd_devnames_reset(nd_devnames *d)
 	d->n = 0;
 	free(d->all);
 	d->all = NULL;
+	nd_intern_free(d->keys);
+	d->keys = NULL;
+	nd_map64_free(d->ids);
+	d->ids = NULL;
 }
 
 void
@@ -141,6 +158,7 @@ nd_devnames_free(nd_devnames *d)
 		return;
 	nd_devnames_reset(d);
 	free(d->d);
+	free(d->agg);
 	free(d);
 }
 
@@ -158,6 +176,36 @@ dn_add(nd_devnames *d, char *key, int64_t id, char *name, double tflops,
 	x->name = name;
 	x->tflops = tflops;
 	x->gbps = gbps;
+	if (d->keys == NULL) {
+		d->keys = nd_intern_new();
+		d->ids = nd_map64_new();
+	}
+	if (key != NULL) {
+		uint32_t nk = nd_intern_count(d->keys);
+		uint32_t k = nd_intern_id(d->keys, key, strlen(key));
+		struct dagg *a;
+
+		if (k >= d->capagg)
+			nd_grow(&d->agg, &d->capagg, (size_t)k + 1,
+			    sizeof *d->agg);
+		a = &d->agg[k];
+		if (k == nk) {		/* a new key */
+			a->name_at = SIZE_MAX;
+			a->tflops = a->gbps = 0;
+		}
+		if (name != NULL && a->name_at == SIZE_MAX)
+			a->name_at = d->n - 1;
+		if (tflops > 0)
+			a->tflops = tflops;
+		if (gbps > 0)
+			a->gbps = gbps;
+	} else if (name != NULL) {
+		int isnew;
+		uint64_t *v = nd_map64_put(d->ids, (uint64_t)id, &isnew);
+
+		if (isnew)
+			*v = d->n;
+	}
 }
 
 static const nd_jval *
@@ -270,22 +318,23 @@ const char *
 nd_devnames_get(const nd_devnames *d, const char *k, size_t n,
     double *tflops, double *gbps)
 {
-	const char *name = NULL;
 	int64_t id = dn_trailing(k, n);
+	size_t at = SIZE_MAX;
+	uint32_t ki;
+	uint64_t *v;
 
+	/* the first entry with a name among those of key k and those whose
+	 * id is k's number (deviceProperties: no peaks), in order */
 	*tflops = *gbps = 0;
-	for (size_t i = 0; i < d->n; i++) {
-		const struct dname *x = &d->d[i];
-
-		if (x->key != NULL ? strlen(x->key) == n &&
-		    memcmp(x->key, k, n) == 0 : (id >= 0 && x->id == id)) {
-			if (name == NULL)
-				name = x->name;
-			if (x->tflops > 0)
-				*tflops = x->tflops;
-			if (x->gbps > 0)
-				*gbps = x->gbps;
-		}
+	if (d->keys == NULL)
+		return d->all;
+	if ((ki = nd_intern_find(d->keys, k, n)) != UINT32_MAX) {
+		at = d->agg[ki].name_at;
+		*tflops = d->agg[ki].tflops;
+		*gbps = d->agg[ki].gbps;
 	}
-	return name != NULL ? name : d->all;
+	if (id >= 0 && (v = nd_map64_get(d->ids, (uint64_t)id)) != NULL &&
+	    *v - 1 < at)
+		at = *v - 1;
+	return at != SIZE_MAX ? d->d[at].name : d->all;
 }

@@ -42,6 +42,9 @@ nd_rep_init(nd_report *r, int again)
 	r->names = nd_intern_new();
 	r->devids = nd_intern_new();
 	r->skipped_ix = nd_map64_new();
+	r->greg_ix = nd_map64_new();
+	r->hw_ix = nd_map64_new();
+	r->dn = nd_devnames_new();
 	memset(&so, 0, sizeof so);
 	so.re = o->re;
 	r->st_src = nd_steps_new(&so);
@@ -60,6 +63,7 @@ nd_rep_init(nd_report *r, int again)
 	 * memory sample falls in, not every span */
 	mo.ordered = !o->unordered && !again;
 	r->mem = nd_mem_new(&mo, &r->membuf, mem_commit, NULL);
+	r->launch = nd_launch_new();
 	{
 		nd_roof_opts ro;
 		const char *bad;
@@ -173,6 +177,14 @@ nd_rep_fini(nd_report *r)
 	free(r->causes);
 	free(r->pay);
 	free(r->payids);
+	free(r->gregs);
+	nd_map64_free(r->greg_ix);
+	free(r->lines);
+	free(r->hw);
+	free(r->hwall);
+	nd_map64_free(r->hw_ix);
+	nd_devnames_free(r->dn);
+	free(r->opreg);
 	nd_mem_free(r->mem);
 	nd_buf_free(&r->membuf);
 	for (size_t i = 0; i < r->npeaks; i++) {
@@ -184,7 +196,9 @@ nd_rep_fini(nd_report *r)
 	free(r->peaks);
 	nd_roof_free(r->roof);
 	nd_by_free(r->roofby);
+	nd_launch_free(r->launch);
 	free(r->cl_num);
+	free(r->step_what);
 	free(r->cl_dur);
 	free(r->devbd);
 	free(r->ranks);
@@ -200,7 +214,9 @@ nd_rep_fini(nd_report *r)
 		free(r->fnd[i].statement);
 		free(r->fnd[i].evidence);
 		free(r->fnd[i].suggestion);
+		free(r->fnd[i].ev_json);
 	}
+	nd_rep_find_free(r);
 	if (r->k_ops) {
 		nd_intern_free(r->k_ops);
 		nd_intern_free(r->k_fams);
@@ -240,14 +256,21 @@ nd_rep_cut(const nd_report *r, size_t n)
 const char *
 nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf, size_t n)
 {
-	const struct rdev *x = &r->devs[d];
+	return nd_rep_src_label(r, r->devs[d].source, r->devs[d].key, buf, n);
+}
 
+/* name of source `source`: after "rank R " or "source S " when there are
+ * several sources. */
+const char *
+nd_rep_src_label(const nd_report *r, uint32_t source, const char *name,
+    char *buf, size_t n)
+{
 	if (r->nsrc <= 1)
-		return x->key;
-	if (r->src[x->source].has_rank)
+		return name;
+	if (r->src[source].has_rank)
 		snprintf(buf, n, "rank %lld %s",
-		    (long long)r->src[x->source].rank, x->key);
+		    (long long)r->src[source].rank, name);
 	else
-		snprintf(buf, n, "source %u %s", x->source, x->key);
+		snprintf(buf, n, "source %u %s", source, name);
 	return buf;
 }

@@ -146,49 +146,165 @@ strip_dev(nd_report *r, const char *k, size_t n, int add)
 	return d;
 }
 
+static struct strip *
+strip_get(nd_report *r)
+{
+	if (r->strip == NULL) {
+		r->strip = nd_xcalloc(1, sizeof *r->strip);
+		r->strip->names = nd_intern_new();
+	}
+	return r->strip;
+}
+
+/* The slot of a span [ts, ts + dur) kept last in g, the oldest dropped
+ * when g is full; NULL when inside is set and the span lies inside the one
+ * kept last (the host lane draws only the union). */
+static struct sop *
+ring_slot(struct sring *g, int64_t ts, int64_t dur, int inside)
+{
+	struct sop *o;
+
+	if (inside && g->n > 0) {
+		const struct sop *l = &g->v[g->n < STRIP_RING ? g->n - 1 :
+		    (g->head + STRIP_RING - 1) % STRIP_RING];
+
+		if (ts >= l->ts && ts + dur <= l->ts + l->dur)
+			return NULL;
+	}
+	if (g->n < STRIP_RING) {
+		nd_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
+		o = &g->v[g->n++];
+	} else {
+		o = &g->v[g->head];
+		if (!g->lost || o->ts + o->dur > g->lost_end)
+			g->lost_end = o->ts + o->dur;
+		g->lost = 1;
+		g->head = (g->head + 1) % STRIP_RING;
+	}
+	o->ts = ts;
+	o->dur = dur;
+	return o;
+}
+
+static void
+ring_remap(struct sring *g, const nd_intern *from, nd_intern *to)
+{
+	size_t n;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const char *p;
+
+		if (g->v[i].name == UINT32_MAX)	/* being named */
+			continue;
+		p = nd_intern_str(from, g->v[i].name, &n);
+		g->v[i].name = nd_intern_id(to, p, n);
+	}
+}
+
+/* A name for a kept span or gap.  The names no kept span or gap refers to
+ * any more (their spans dropped from the rings) are forgotten once the
+ * table is twice what was referred to at the last count (at least
+ * STRIP_RING): the names stay within twice what the rings and gaps hold,
+ * each counted O(1) times on average. */
+static uint32_t
+strip_name(struct strip *s, const char *p, size_t n)
+{
+	nd_intern *to;
+	size_t k;
+	uint32_t id = nd_intern_id(s->names, p, n);
+
+	if (nd_intern_count(s->names) <= 2 * (s->names_live > STRIP_RING ?
+	    s->names_live : STRIP_RING))
+		return id;
+	to = nd_intern_new();
+	for (size_t i = 0; i < s->ndev; i++) {
+		struct sdev *d = &s->dev[i];
+
+		ring_remap(&d->ops, s->names, to);
+		for (size_t j = 0; j < d->ngaps; j++) {
+			uint32_t *f[2] = { &d->gaps[j].payload,
+			    &d->gaps[j].cause };
+
+			for (int q = 0; q < 2; q++) {
+				const char *x;
+
+				if (*f[q] == UINT32_MAX)	/* being named */
+					continue;
+				x = nd_intern_str(s->names, *f[q], &k);
+				*f[q] = nd_intern_id(to, x, k);
+			}
+		}
+	}
+	for (size_t i = 0; i < s->nhost; i++)
+		ring_remap(&s->host[i].spans, s->names, to);
+	ring_remap(&s->cur, s->names, to);
+	/* the new name, referred to by its caller */
+	id = nd_intern_id(to, p, n);
+	nd_intern_free(s->names);
+	s->names = to;
+	s->names_live = nd_intern_count(to);
+	return id;
+}
+
 static void
 strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 {
-	struct strip *s = r->strip;
+	struct strip *s = strip_get(r);
 	struct sdev *d;
-	struct sop op;
+	struct sop *o;
 	const char *k;
 	size_t n;
+	int cls;
 
-	if (s == NULL) {
-		s = r->strip = nd_xcalloc(1, sizeof *s);
-		s->names = nd_intern_new();
+	if (role->role == ND_ROLE_HOST) {
+		cls = SC_HOST;
+		o = ring_slot(&s->cur, ev->ts_ns, ev->dur_ns, 1);
+	} else {
+		/* every device kept and none of this source: nothing to do */
+		if (s->ndev == STRIP_DEVS && s->dev[STRIP_DEVS - 1].source !=
+		    r->cursrc)
+			return;
+		nd_span_device_ref(ev, &s->kb, &k, &n);
+		if ((d = strip_dev(r, k, n, 1)) == NULL)
+			return;
+		if (role->cat == ND_CAT_COMM)
+			cls = SC_COMM;
+		else if (role->cat == ND_CAT_MEMORY)
+			cls = SC_MEMORY;
+		else if (ev->cls.p != NULL && !nd_str_eq(ev->cls, "compute"))
+			cls = SC_OTHER;
+		else
+			cls = SC_COMPUTE;
+		o = ring_slot(&d->ops, ev->ts_ns, ev->dur_ns, 0);
 	}
-	/* every device kept and none of this source: nothing to do */
-	if (s->ndev == STRIP_DEVS && s->dev[STRIP_DEVS - 1].source !=
-	    r->cursrc)
+	if (o == NULL)
 		return;
-	nd_span_device_ref(ev, &s->kb, &k, &n);
-	if ((d = strip_dev(r, k, n, 1)) == NULL)
-		return;
-	op.ts = ev->ts_ns;
-	op.dur = ev->dur_ns;
-	op.name = nd_intern_id(s->names, ev->name.p ? ev->name.p : "?",
+	o->cls = cls;
+	o->name = UINT32_MAX;	/* not remapped while it is named */
+	o->name = strip_name(s, ev->name.p ? ev->name.p : "?",
 	    ev->name.p ? ev->name.n : 1);
-	if (role->cat == ND_CAT_COMM)
-		op.cls = SC_COMM;
-	else if (role->cat == ND_CAT_MEMORY)
-		op.cls = SC_MEMORY;
-	else if (ev->cls.p != NULL && !nd_str_eq(ev->cls, "compute"))
-		op.cls = SC_OTHER;
-	else
-		op.cls = SC_COMPUTE;
-	if (d->n < STRIP_RING) {
-		nd_grow(&d->ring, &d->cap, d->n + 1, sizeof *d->ring);
-		d->ring[d->n++] = op;
+}
+
+/* The end of a source: its host activity is kept when it has a kept
+ * device, else forgotten. */
+void
+nd_rep_strip_end_source(nd_report *r)
+{
+	struct strip *s = r->strip;
+	int kept = 0;
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->ndev; i++)
+		kept |= s->dev[i].source == r->cursrc;
+	if (kept && s->cur.n > 0 && s->nhost < STRIP_DEVS) {
+		s->host[s->nhost].source = r->cursrc;
+		s->host[s->nhost++].spans = s->cur;
+		memset(&s->cur, 0, sizeof s->cur);
 		return;
 	}
-	if (!d->lost || d->ring[d->head].ts + d->ring[d->head].dur >
-	    d->lost_end)
-		d->lost_end = d->ring[d->head].ts + d->ring[d->head].dur;
-	d->lost = 1;
-	d->ring[d->head] = op;
-	d->head = (d->head + 1) % STRIP_RING;
+	s->cur.n = s->cur.head = 0;
+	s->cur.lost = 0;
 }
 
 static void
@@ -226,15 +342,16 @@ strip_gap(nd_report *r, const nd_gap *g, const nd_gap_where *w)
 		d = strip_dev(r, s->kb.p, s->kb.len, 0);
 	}
 	/* a gap that ends before a dropped op ends is in no complete window */
-	if (d == NULL || (d->lost && g->ts + g->dur <= d->lost_end))
+	if (d == NULL || (d->ops.lost && g->ts + g->dur <= d->ops.lost_end))
 		return;
 	nd_grow(&d->gaps, &d->capgaps, d->ngaps + 1, sizeof *d->gaps);
 	d->gaps[d->ngaps].ts = g->ts;
 	d->gaps[d->ngaps].dur = g->dur;
-	d->gaps[d->ngaps].payload = nd_intern_id(s->names, pay, strlen(pay));
-	d->gaps[d->ngaps].cause = nd_intern_id(s->names, cause,
-	    strlen(cause));
+	d->gaps[d->ngaps].payload = d->gaps[d->ngaps].cause = UINT32_MAX;
 	d->ngaps++;
+	/* named once counted: a compaction remaps them */
+	d->gaps[d->ngaps - 1].payload = strip_name(s, pay, strlen(pay));
+	d->gaps[d->ngaps - 1].cause = strip_name(s, cause, strlen(cause));
 }
 
 void
@@ -246,16 +363,46 @@ nd_rep_strip_free(nd_report *r)
 		return;
 	for (size_t i = 0; i < s->ndev; i++) {
 		free(s->dev[i].key);
-		free(s->dev[i].ring);
+		free(s->dev[i].ops.v);
 		free(s->dev[i].gaps);
 		free(s->dev[i].win);
 	}
+	for (size_t i = 0; i < s->nhost; i++)
+		free(s->host[i].spans.v);
+	free(s->cur.v);
 	nd_intern_free(s->names);
 	nd_buf_free(&s->kb);
 	free(s);
 }
 
 /* --- per source --- */
+
+/* Gap time by the region (scope) of the gap's payload. */
+static void
+gap_region(nd_report *r, const nd_gap *g)
+{
+	uint32_t id = nd_rep_name_id(r, g->payload.scope);
+	int isnew;
+	uint64_t *v = nd_map64_put(r->greg_ix, id, &isnew);
+	struct payload *p;
+
+	if (isnew) {
+		nd_grow(&r->gregs, &r->capgregs, r->ngregs + 1,
+		    sizeof *r->gregs);
+		*v = r->ngregs;
+		p = &r->gregs[r->ngregs++];
+		memset(p, 0, sizeof *p);
+		p->region = id;
+	}
+	p = &r->gregs[*v];
+	if (p->n == 0 || g->dur > p->max ||
+	    (g->dur == p->max && g->ts < p->max_ts)) {
+		p->max = g->dur;
+		p->max_ts = g->ts;
+	}
+	p->n++;
+	p->total += g->dur;
+}
 
 static void
 gap_cb(void *ctx, const nd_gap *g)
@@ -267,27 +414,19 @@ gap_cb(void *ctx, const nd_gap *g)
 
 	nd_gaps_where(r->gaps, g, &w);
 	strip_gap(r, g, &w);
+	nd_rep_find_gap(r, g);
 	r->ngaps++;
 	r->gap_total += g->dur;
 	/* the longest, the earliest on ties: the same on any order */
 	if (r->ngaps == 1 || g->dur > r->gap_max ||
 	    (g->dur == r->gap_max && g->ts < r->gap_max_ts)) {
-		char lab[512];
-
 		r->gap_max = g->dur;
 		r->gap_max_ts = g->ts;
-		const struct rsrc *s = &r->src[r->cursrc];
-		const char *d = w.device ? w.device : w.process ?
-		    w.process : "?";
-
-		if (r->nsrc <= 1)
-			snprintf(lab, sizeof lab, "%s", d);
-		else if (s->has_rank)
-			snprintf(lab, sizeof lab, "rank %lld %s",
-			    (long long)s->rank, d);
-		else
-			snprintf(lab, sizeof lab, "source %u %s", r->cursrc, d);
-		r->gap_max_dev = nd_rep_name_id(r, lab);
+		/* labelled when written (nd_rep_src_label): more sources may
+		 * follow */
+		r->gap_max_src = r->cursrc;
+		r->gap_max_dev = nd_rep_name_id(r, w.device ? w.device :
+		    w.process ? w.process : "?");
 	}
 	cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
 	    nd_rep_name_id(r, g->cause ? g->cause : "other"), 1, g->dur);
@@ -313,6 +452,88 @@ gap_cb(void *ctx, const nd_gap *g)
 	}
 	p->n++;
 	p->total += g->dur;
+	gap_region(r, g);
+}
+
+/* A timeline of the source just finished: its per-line gap totals. */
+static void
+line_cb(void *ctx, const nd_gap_line *l)
+{
+	nd_report *r = ctx;
+	struct gline *x;
+
+	nd_buf_reset(&r->key);
+	nd_buf_adds(&r->key, l->devkey != NULL ? l->devkey : "?");
+	nd_buf_addc(&r->key, ' ');
+	if (l->w.thread != NULL)
+		nd_buf_adds(&r->key, l->w.thread);
+	else
+		nd_buf_addf(&r->key, "tid %lld", (long long)l->w.tid);
+	nd_grow(&r->lines, &r->caplines, r->nlines + 1, sizeof *r->lines);
+	x = &r->lines[r->nlines++];
+	x->source = r->cursrc;
+	x->label = nd_intern_id(r->names, r->key.p, r->key.len);
+	x->ops = l->ops;
+	x->gaps = l->gaps;
+	x->idle = l->idle_ns;
+	x->max = l->max_ns;
+	x->active = l->last - l->first;
+	r->line_gaps += l->gaps;
+	r->line_idle += l->idle_ns;
+	if (l->max_ns > r->line_max)
+		r->line_max = l->max_ns;
+}
+
+/* A device with device ops of the source just finished, by its model. */
+static void
+hw_cb(void *ctx, const char *key)
+{
+	nd_report *r = ctx;
+	double tf, gb;
+	const char *m = nd_devnames_get(r->dn, key, strlen(key), &tf, &gb);
+	uint32_t id = nd_rep_name_id(r, m);
+	int isnew;
+	uint64_t *v = nd_map64_put(r->hw_ix, (uint64_t)r->cursrc << 32 | id,
+	    &isnew);
+
+	if (isnew) {
+		nd_grow(&r->hw, &r->caphw, r->nhw + 1, sizeof *r->hw);
+		*v = r->nhw;
+		r->hw[r->nhw].source = r->cursrc;
+		r->hw[r->nhw].model = id;
+		r->hw[r->nhw++].n = 0;
+	}
+	r->hw[*v].n++;
+	r->ndevices++;
+}
+
+/* After nd_gaps_finish: per-line totals and the devices of the source. */
+static void
+gaps_source(nd_report *r)
+{
+	nd_gaps_lines(r->gaps, line_cb, r);
+	nd_gaps_devices(r->gaps, hw_cb, r);
+}
+
+/* The index in r->devs of device key of the current source, added on
+ * first use (by a table, not a scan: many devices with many steps). */
+static uint32_t
+rep_dev(nd_report *r, const char *key)
+{
+	uint32_t d;
+
+	nd_buf_reset(&r->key);
+	nd_buf_add(&r->key, &r->cursrc, sizeof r->cursrc);
+	nd_buf_adds(&r->key, key);
+	d = nd_intern_id(r->devids, r->key.p, r->key.len);
+	if (d == r->ndevs) {
+		nd_grow(&r->devs, &r->capdevs, r->ndevs + 1, sizeof *r->devs);
+		memset(&r->devs[d], 0, sizeof r->devs[d]);
+		r->devs[d].source = r->cursrc;
+		r->devs[d].key = nd_xstrdup(key);
+		r->ndevs++;
+	}
+	return d;
 }
 
 void
@@ -336,6 +557,7 @@ nd_rep_finish_source(nd_report *r)
 		x.wait = st[i].wait_ns;
 		x.source = r->cursrc;
 		x.bd = st[i].bd;
+		x.step_source = st[i].source;
 		if (r->cursrc < r->nsrc) {
 			const struct rsrc *sx = &r->src[r->cursrc];
 
@@ -347,36 +569,47 @@ nd_rep_finish_source(nd_report *r)
 		nd_stepsum_add(r->ss, &x);
 		if (r->marker == ND_SM_NONE || st[i].marker > r->marker)
 			r->marker = st[i].marker;
+		/* the strongest step source; its first source's name */
+		if (st[i].source > r->step_source) {
+			const char *w = nd_steps_what(r->st_src);
+
+			r->step_source = st[i].source;
+			free(r->step_what);
+			r->step_what = w != NULL ? nd_xstrdup(w) : NULL;
+		}
 	}
 	n = nd_steps_finish(r->st_dev, &st);
 	for (size_t i = 0; i < n; i++) {
 		const char *key = st[i].dev >= 0 ?
 		    nd_steps_device(r->st_dev, st[i].dev, NULL, NULL) : "host";
-		uint32_t d;
+		uint32_t d = rep_dev(r, key);
 
-		/* by a table, not a scan: many devices with many steps */
-		nd_buf_reset(&r->key);
-		nd_buf_add(&r->key, &r->cursrc, sizeof r->cursrc);
-		nd_buf_adds(&r->key, key);
-		d = nd_intern_id(r->devids, r->key.p, r->key.len);
-		if (d == r->ndevs) {
-			nd_grow(&r->devs, &r->capdevs, r->ndevs + 1,
-			    sizeof *r->devs);
-			r->devs[d].source = r->cursrc;
-			r->devs[d].key = nd_xstrdup(key);
-			r->ndevs++;
-		}
 		if (st[i].dev >= 0)
 			strip_window(r, key, &st[i]);
 		nd_stepsum_add_dev(r->ss, st[i].num, st[i].dur, d, &st[i].bd);
 	}
+	/* no steps: the profile window of each device */
+	n = n > 0 ? 0 : nd_steps_profile(r->st_dev, &st);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t d = rep_dev(r, nd_steps_device(r->st_dev, st[i].dev,
+		    NULL, NULL));
+		struct rdev *dv = &r->devs[d];	/* after rep_dev grew devs */
+
+		nd_breakdown_add(&dv->pw_bd, &st[i].bd);
+		dv->pw_total += st[i].dur;
+	}
 	nd_steps_reset(r->st_src);
 	nd_steps_reset(r->st_dev);
 	if (r->cursrc < r->nsrc && r->src[r->cursrc].spans > 0 &&
-	    !r->gaps_late)
+	    !r->gaps_late) {
 		nd_gaps_finish(r->gaps, gap_cb, r);
+		gaps_source(r);
+	}
 	nd_gaps_reset(r->gaps);
+	nd_devnames_reset(r->dn);
+	nd_rep_strip_end_source(r);
 	nd_scan_end_source(r->scan);
+	nd_launch_end_source(r->launch);
 }
 
 static struct rsrc *
@@ -478,9 +711,13 @@ add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
 	/* out of order: the input is read again (nd_report_end) */
 	if (!r->gaps_late && nd_gaps_add(r->gaps, ev, &role) != 0)
 		r->gaps_late = 1;
-	if (role.role == ND_ROLE_DEVICE && r->o.html)
+	if ((role.role == ND_ROLE_DEVICE || role.role == ND_ROLE_HOST) &&
+	    r->o.html)
 		strip_add(r, ev, &role);
+	if (role.role != ND_ROLE_DEVICE && role.role != ND_ROLE_MARKER)
+		nd_rep_find_span(r, ev);
 	(void)nd_scan_feed(r->scan, ev, NULL);
+	nd_launch_add(r->launch, ev);
 }
 
 void
@@ -510,6 +747,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		s->producer = nd_rep_jstrdup(v);
 		nd_steps_meta(r->st_src, ev);
 		nd_steps_meta(r->st_dev, ev);
+		nd_devnames_meta(r->dn, ev);
 		nd_mem_record(r->mem, ev, si);
 		nd_roof_record(r->roof, ev, si);
 		return;

@@ -4,6 +4,7 @@
  */
 #include "nd_report_int.h"
 
+#include "nd_name.h"
 #include "nd_sort.h"
 
 #include <stdio.h>
@@ -47,6 +48,8 @@ h_esc_inline(nd_buf *b, const char *s, size_t n)
 			nd_buf_adds(b, "&lt;");
 		else if (c == '>')
 			nd_buf_adds(b, "&gt;");
+		else if (c == '&')	/* the Markdown holds no entities */
+			nd_buf_adds(b, "&amp;");
 		else
 			nd_buf_addc(b, c);
 	}
@@ -56,129 +59,597 @@ h_esc_inline(nd_buf *b, const char *s, size_t n)
 		nd_buf_adds(b, "</strong>");
 }
 
+/* --- what the SVG charts share --- */
+
+const char *const nd_rep_sc_color[SC_N] = { "#4e79a7", "#e15759",
+	"#f28e2b", "#bab0ac", "#b07aa1" };
+
+/* text for SVG and HTML: the XML specials escaped, nothing else
+ * interpreted; n bytes of s */
 static void
-h_row(nd_buf *b, const char *s, size_t n, const char *cell)
+svg_textn(nd_buf *b, const char *s, size_t n)
+{
+	for (const char *e = s + n; s < e; s++) {
+		if (*s == '<')
+			nd_buf_adds(b, "&lt;");
+		else if (*s == '>')
+			nd_buf_adds(b, "&gt;");
+		else if (*s == '&')
+			nd_buf_adds(b, "&amp;");
+		else if (*s == '"')
+			nd_buf_adds(b, "&quot;");
+		else
+			nd_buf_addc(b, *s);
+	}
+}
+
+void
+nd_rep_svg_text(nd_buf *b, const char *s)
+{
+	svg_textn(b, s, strlen(s));
+}
+
+/* The full names of the names the tables show shortened (nd_name_short),
+ * by their short form, for a title on hover; a short form of two names
+ * gets none. */
+struct hfull {
+	nd_intern *shorts;
+	const char **full;	/* by id in shorts; NULL: ambiguous */
+	size_t cap;
+	nd_buf t;
+};
+
+static void
+full_add(struct hfull *f, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	uint32_t id, cnt;
+
+	if (n <= ND_NAME_WIDTH)	/* bytes >= code points: shown whole */
+		return;
+	nd_buf_reset(&f->t);
+	nd_name_short(s, n, ND_NAME_WIDTH, &f->t);
+	if (f->t.len == n && memcmp(f->t.p, s, n) == 0)
+		return;
+	cnt = nd_intern_count(f->shorts);
+	id = nd_intern_id(f->shorts, f->t.p, f->t.len);
+	if (id == cnt) {
+		nd_grow(&f->full, &f->cap, (size_t)id + 1, sizeof *f->full);
+		f->full[id] = s;
+	} else if (f->full[id] != NULL && strcmp(f->full[id], s) != 0)
+		f->full[id] = NULL;
+}
+
+static void
+full_init(struct hfull *f, const nd_report *r)
+{
+	const struct trow *t[] = { r->ops, r->fams, r->colls, r->regs };
+	const size_t nt[] = { r->nops, r->nfams, r->ncolls, r->nregs };
+
+	memset(f, 0, sizeof *f);
+	f->shorts = nd_intern_new();
+	for (size_t k = 0; k < 4; k++)
+		for (size_t i = 0; i < nt[k]; i++)
+			full_add(f, t[k][i].key);
+	for (uint32_t i = 0; r->names && i < nd_intern_count(r->names); i++)
+		full_add(f, nd_intern_str(r->names, i, NULL));
+}
+
+static void
+full_free(struct hfull *f)
+{
+	nd_intern_free(f->shorts);
+	free(f->full);
+	nd_buf_free(&f->t);
+}
+
+/* The full name of the cell text s[0..n) (Markdown-escaped), or NULL. */
+static const char *
+full_of(struct hfull *f, const char *s, size_t n)
+{
+	uint32_t id;
+
+	if (f == NULL || n < 3 || memmem(s, n, "\xe2\x80\xa6", 3) == NULL)
+		return NULL;
+	nd_buf_reset(&f->t);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n)
+			i++;
+		nd_buf_addc(&f->t, s[i]);
+	}
+	id = nd_intern_find(f->shorts, f->t.p, f->t.len);
+	return id == UINT32_MAX ? NULL : f->full[id];
+}
+
+static void
+h_row(nd_buf *b, const char *s, size_t n, const char *cell,
+    struct hfull *f)
 {
 	size_t i = 1, start = 1;
 
 	nd_buf_adds(b, "<tr>");
 	for (; i < n; i++) {
+		const char *full;
+		size_t len;
+
 		if (s[i] == '\\') {
 			i++;
 			continue;
 		}
 		if (s[i] != '|')
 			continue;
-		nd_buf_addf(b, "<%s>", cell);
 		while (start < i && s[start] == ' ')
 			start++;
-		h_esc_inline(b, s + start, i > start && s[i - 1] == ' ' ?
-		    i - start - 1 : i - start);
+		len = i > start && s[i - 1] == ' ' ? i - start - 1 : i - start;
+		nd_buf_addf(b, "<%s", cell);
+		if ((full = full_of(f, s + start, len)) != NULL) {
+			nd_buf_adds(b, " title=\"");
+			nd_rep_svg_text(b, full);
+			nd_buf_adds(b, "\"");
+		}
+		nd_buf_adds(b, ">");
+		h_esc_inline(b, s + start, len);
 		nd_buf_addf(b, "</%s>", cell);
 		start = i + 1;
 	}
 	nd_buf_adds(b, "</tr>\n");
 }
 
-static const char *const cat_color[] = { "#4e79a7", "#e15759", "#f28e2b",
-	"#b07aa1", "#bab0ac" };
-static const char *const cat_name[] = { "compute", "exposed communication",
-	"memory", "host", "idle" };
+/* The hatchings of a chart, ids nd-PREFIX-host (device idle while the host
+ * works) and nd-PREFIX-idle (device idle): ids unique in the page. */
+void
+nd_rep_svg_defs(nd_buf *b, const char *p)
+{
+	nd_buf_addf(b, "<defs><pattern id=\"nd-%s-host\" width=\"6\" "
+	    "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\""
+	    "rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3e8f0\"/>"
+	    "<rect width=\"2\" height=\"6\" fill=\"#b07aa1\"/></pattern>"
+	    "<pattern id=\"nd-%s-idle\" width=\"6\" height=\"6\" "
+	    "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(-45)\">"
+	    "<rect width=\"6\" height=\"6\" fill=\"#fff\"/><rect width=\"2\" "
+	    "height=\"6\" fill=\"#777\"/></pattern></defs>\n", p, p);
+}
+
+/* The width of a label of nchars characters: the widest digit of the
+ * usual sans-serif fonts (DejaVu Sans 0.64 em; "ms" 1.5 em), with a margin. */
+double
+nd_rep_text_w(size_t nchars, double font_size)
+{
+	return (double)nchars * font_size * 0.68;
+}
+
+/* A tick of 1, 2 or 5 times a power of ten: at most n + 1 ticks to max. */
+int64_t
+nd_rep_tick(int64_t max, int n)
+{
+	int64_t tick;
+
+	for (tick = 1; tick * n < max;) {
+		if (tick * 2 * n >= max)
+			return tick * 2;
+		if (tick * 5 * n >= max)
+			return tick * 5;
+		tick *= 10;
+	}
+	return tick;
+}
+
+/* A value t of a time axis whose ticks are tick apart, up to max: in the
+ * unit of max, with the decimals the tick needs ("0", "0.5 ms", "200 ms"). */
+void
+nd_rep_axis_dur(nd_buf *b, int64_t t, int64_t tick, int64_t max)
+{
+	static const int64_t div[] = { 1, 1000, 1000000, 1000000000 };
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	int k = 0, dec = 0;
+
+	if (t == 0) {
+		nd_buf_adds(b, "0");
+		return;
+	}
+	while (k < 3 && max >= div[k + 1])
+		k++;
+	for (int64_t d = div[k]; d > tick && d > 1 && dec < 9; d /= 10)
+		dec++;
+	nd_buf_addf(b, "%.*f %s", dec, (double)t / (double)div[k], unit[k]);
+}
+
+static int
+lab_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct nd_rep_lab *v = ctx;
+	const struct nd_rep_lab *x = &v[*(const size_t *)a];
+	const struct nd_rep_lab *y = &v[*(const size_t *)b];
+
+	if (x->pri != y->pri)
+		return x->pri > y->pri ? -1 : 1;
+	if (x->x != y->x)
+		return x->x < y->x ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Labels on one line: by priority, each is drawn (ok) when it lies in
+ * [lo, hi] and keeps 2 px from every label drawn before it, at most max.
+ * The drawn are at most (hi - lo) / their narrowest width, so the check
+ * costs that much a label. */
+size_t
+nd_rep_lab_fit(struct nd_rep_lab *v, size_t n, double lo, double hi,
+    size_t max)
+{
+	size_t *ord = nd_xmalloc((n ? n : 1) * sizeof *ord), *kept;
+	size_t nk = 0;
+
+	kept = nd_xmalloc((n ? n : 1) * sizeof *kept);
+	for (size_t i = 0; i < n; i++) {
+		ord[i] = i;
+		v[i].ok = 0;
+	}
+	nd_sort(ord, n, sizeof *ord, lab_cmp, v);
+	for (size_t k = 0; k < n && nk < max; k++) {
+		struct nd_rep_lab *l = &v[ord[k]];
+		int ok = l->x >= lo - 0.01 && l->x + l->w <= hi + 0.01;
+
+		for (size_t j = 0; j < nk && ok; j++) {
+			const struct nd_rep_lab *o = &v[kept[j]];
+
+			if (l->x < o->x + o->w + 2 && o->x < l->x + l->w + 2)
+				ok = 0;
+		}
+		if (ok) {
+			l->ok = 1;
+			kept[nk++] = ord[k];
+		}
+	}
+	free(ord);
+	free(kept);
+	return nk;
+}
+
+/* The parts of a breakdown, in the order of trace-steps(1): compute
+ * (with overlap), exposed communication, memory, device idle while the
+ * host works, device idle while nothing runs. */
+enum { BK_COMPUTE, BK_COMM, BK_MEMORY, BK_HOST, BK_IDLE, BK_N };
+
+static const char *const bk_name[BK_N] = { "compute",
+	"exposed communication", "memory", "device idle while the host works",
+	"device idle, nothing runs" };
+
+static void
+bk_parts(const nd_breakdown *bd, int64_t part[BK_N])
+{
+	part[BK_COMPUTE] = bd->compute_ns;
+	part[BK_COMM] = bd->communication_ns;
+	part[BK_MEMORY] = bd->memory_ns;
+	part[BK_HOST] = bd->host_ns;
+	part[BK_IDLE] = bd->idle_ns;
+}
+
+static void
+bk_fill(nd_buf *b, int c, const char *p)
+{
+	if (c == BK_HOST)
+		nd_buf_addf(b, "url(#nd-%s-host)", p);
+	else if (c == BK_IDLE)
+		nd_buf_addf(b, "url(#nd-%s-idle)", p);
+	else
+		nd_buf_adds(b, nd_rep_sc_color[c == BK_COMPUTE ? SC_COMPUTE :
+		    c == BK_COMM ? SC_COMM : SC_MEMORY]);
+}
+
+/* One stacked bar of bd (total ns) at (x, y), w by h: each part with its
+ * name, share and time on hover, and its share written in it when that
+ * fits. */
+static void
+bk_bar(nd_buf *b, const nd_breakdown *bd, int64_t total, double x, double y,
+    double w, double h, const char *p)
+{
+	int64_t part[BK_N];
+
+	bk_parts(bd, part);
+	for (int c = 0; c < BK_N; c++) {
+		double pw = w * (double)part[c] / (double)total;
+		char pct[32];
+
+		if (pw <= 0)
+			continue;
+		nd_buf_addf(b, "<g class=\"part\"><title>%s: %.1f %%, ",
+		    bk_name[c], nd_rep_pct(part[c], total));
+		nd_rep_put_dur(b, part[c]);
+		nd_buf_addf(b, "</title><rect x=\"%.2f\" y=\"%.0f\" "
+		    "width=\"%.2f\" height=\"%.0f\" fill=\"", x, y, pw, h);
+		bk_fill(b, c, p);
+		nd_buf_adds(b, "\"/>");
+		snprintf(pct, sizeof pct, "%.0f%%", nd_rep_pct(part[c], total));
+		if (pw >= nd_rep_text_w(strlen(pct), 10) + 4 && h >= 12)
+			nd_buf_addf(b, "<text x=\"%.2f\" y=\"%.0f\" "
+			    "font-size=\"10\" text-anchor=\"middle\" %s>%s"
+			    "</text>", x + pw / 2, y + h / 2 + 4, c < BK_HOST ?
+			    "fill=\"#fff\"" : "fill=\"#000\" stroke=\"#fff\" "
+			    "stroke-width=\"3\" paint-order=\"stroke\"", pct);
+		nd_buf_adds(b, "</g>\n");
+		x += pw;
+	}
+}
+
+/* The legend of the breakdown parts from (x, y), wrapped at width w; with
+ * bd, each part's share and time. Returns the height used. */
+static double
+bk_legend(nd_buf *b, double x0, double y, double w, const char *p,
+    const nd_breakdown *bd, int64_t total)
+{
+	int64_t part[BK_N];
+	double x = x0, y0 = y;
+	nd_buf t = ND_BUF_INIT;
+
+	if (bd != NULL)
+		bk_parts(bd, part);
+	nd_buf_adds(b, "<g class=\"legend\">");
+	for (int c = 0; c < BK_N; c++) {
+		double tw;
+
+		nd_buf_reset(&t);
+		nd_buf_adds(&t, bk_name[c]);
+		if (bd != NULL) {
+			nd_buf_addf(&t, " %.1f %% (", nd_rep_pct(part[c],
+			    total));
+			nd_rep_put_dur(&t, part[c]);
+			nd_buf_adds(&t, ")");
+		}
+		tw = 14 + nd_rep_text_w(t.len, 11) + 8;
+		if (x > x0 && x + tw > x0 + w) {
+			x = x0;
+			y += 16;
+		}
+		nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
+		    "height=\"10\" stroke=\"#555\" stroke-width=\"0.5\" fill=\"",
+		    x, y - 9);
+		bk_fill(b, c, p);
+		nd_buf_addf(b, "\"/><text x=\"%.0f\" y=\"%.0f\" "
+		    "font-size=\"11\">%.*s</text>\n", x + 13, y, (int)t.len,
+		    t.p);
+		x += tw;
+	}
+	nd_buf_adds(b, "</g>\n");
+	nd_buf_free(&t);
+	return y - y0 + 16;
+}
+
+/* The step chart: one bar a steady step (the first 400), a time axis with
+ * ticks, bar values where they fit, step numbers below. */
+#define SV_W 720.0
+#define SV_L 64.0		/* left margin: the time axis */
+#define SV_R 10.0
+#define SV_T 28.0		/* top: the axis title and the top value */
+#define SV_H 160.0
+
+/* Whether bar i's value label (left x, width lw) stands clear of the other
+ * bars: every bar under it is no taller than bar i. */
+static int
+steps_lab_clear(const nd_report *r, size_t m, size_t i, double bw, double x,
+    double lw)
+{
+	size_t a = (size_t)((x - SV_L) / bw < 0 ? 0 : (x - SV_L) / bw);
+
+	for (size_t k = a; k < m && SV_L + (double)k * bw < x + lw; k++)
+		if (r->cl_dur[k] > r->cl_dur[i])
+			return 0;
+	return 1;
+}
+
+static void
+steps_value_labels(nd_report *r, nd_buf *b, size_t m, double bw,
+    int64_t max)
+{
+	struct nd_rep_lab *lab = nd_xcalloc(m, sizeof *lab);
+	nd_buf t = ND_BUF_INIT;
+
+	for (size_t i = 0; i < m; i++) {
+		nd_buf_reset(&t);
+		nd_rep_put_dur(&t, r->cl_dur[i]);
+		lab[i].w = nd_rep_text_w(t.len, 10);
+		lab[i].x = SV_L + ((double)i + 0.5) * bw - lab[i].w / 2;
+		lab[i].pri = (double)r->cl_dur[i];
+		if (!steps_lab_clear(r, m, i, bw, lab[i].x, lab[i].w))
+			lab[i].pri = -1;
+	}
+	nd_rep_lab_fit(lab, m, SV_L, SV_W - SV_R, m);
+	for (size_t i = 0; i < m; i++) {
+		if (!lab[i].ok || lab[i].pri < 0)
+			continue;
+		nd_buf_addf(b, "<text class=\"value\" x=\"%.2f\" y=\"%.1f\" "
+		    "font-size=\"10\">", lab[i].x, SV_T + SV_H - SV_H *
+		    (double)r->cl_dur[i] / (double)max - 3);
+		nd_rep_put_dur(b, r->cl_dur[i]);
+		nd_buf_adds(b, "</text>\n");
+	}
+	free(lab);
+	nd_buf_free(&t);
+}
+
+/* Step numbers under the bars: every k-th number (k 1, 2 or 5 times a
+ * power of ten, as few as fit), the first and the last first. */
+static void
+steps_num_labels(nd_report *r, nd_buf *b, size_t m, double bw)
+{
+	struct nd_rep_lab *lab = nd_xcalloc(m, sizeof *lab);
+	double wmax = 0;
+	int64_t k = 1;
+	char t[32];
+
+	for (size_t i = 0; i < m; i++) {
+		snprintf(t, sizeof t, "%lld", (long long)r->cl_num[i]);
+		lab[i].w = nd_rep_text_w(strlen(t), 10);
+		lab[i].x = SV_L + ((double)i + 0.5) * bw - lab[i].w / 2;
+		if (lab[i].w > wmax)
+			wmax = lab[i].w;
+	}
+	while ((double)k * bw < wmax + 4 && k < INT64_MAX / 10)
+		k = (double)k * 2 * bw >= wmax + 4 ? k * 2 :
+		    (double)k * 5 * bw >= wmax + 4 ? k * 5 : k * 10;
+	for (size_t i = 0; i < m; i++)
+		lab[i].pri = i == 0 || i + 1 == m ? 2 :
+		    r->cl_num[i] % k == 0 ? 1 : -1;
+	nd_rep_lab_fit(lab, m, SV_L - 8, SV_W, m);
+	for (size_t i = 0; i < m; i++) {
+		double cx = SV_L + ((double)i + 0.5) * bw;
+
+		if (!lab[i].ok || lab[i].pri < 0)
+			continue;
+		nd_buf_addf(b, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" "
+		    "y2=\"%.0f\" stroke=\"#555\"/><text class=\"step\" "
+		    "x=\"%.2f\" y=\"%.0f\" font-size=\"10\">%lld</text>\n", cx,
+		    SV_T + SV_H, cx, SV_T + SV_H + 3, lab[i].x,
+		    SV_T + SV_H + 14, (long long)r->cl_num[i]);
+	}
+	free(lab);
+}
+
+static void
+steps_axis(nd_buf *b, int64_t max)
+{
+	int64_t tick = nd_rep_tick(max, 5);
+
+	nd_buf_adds(b, "<g class=\"axis\"><text x=\"0\" y=\"12\" "
+	    "font-size=\"11\">step time</text>\n");
+	for (int64_t t = 0; t <= max; t += tick) {
+		double y = SV_T + SV_H - SV_H * (double)t / (double)max;
+
+		nd_buf_addf(b, "<line x1=\"%.0f\" y1=\"%.2f\" x2=\"%.0f\" "
+		    "y2=\"%.2f\" stroke=\"#ddd\"/><text x=\"%.0f\" y=\"%.2f\" "
+		    "font-size=\"10\" text-anchor=\"end\">", SV_L - 4, y,
+		    SV_W - SV_R, y, SV_L - 6, y + 3);
+		nd_rep_axis_dur(b, t, tick, max);
+		nd_buf_adds(b, "</text>\n");
+	}
+	nd_buf_addf(b, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
+	    "stroke=\"#555\"/><line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
+	    "y2=\"%.0f\" stroke=\"#555\"/></g>\n", SV_L, SV_T, SV_L,
+	    SV_T + SV_H, SV_L, SV_T + SV_H, SV_W - SV_R, SV_T + SV_H);
+}
 
 static void
 svg_steps(nd_report *r, nd_buf *b)
 {
 	size_t n = r->steady.count, m = n > 400 ? 400 : n;
-	double w = 720, h = 160, bw;
+	double bw;
 	int64_t max = r->steady.max > 0 ? r->steady.max : 1;
+	int heavy = r->cl.nclass == 2;
+	char *isheavy;
 
 	if (n == 0)
 		return;
-	bw = w / (double)m;
+	bw = (SV_W - SV_L - SV_R) / (double)m;
+	isheavy = nd_xcalloc(m, 1);
+	if (heavy)
+		for (size_t k = 0; k < r->cl.c[1].n; k++)
+			if (r->cl.idx[r->cl.c[1].first + k] < m)
+				isheavy[r->cl.idx[r->cl.c[1].first + k]] = 1;
 	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"step "
 	    "times\"><rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n",
-	    w, h + 20);
+	    SV_W, SV_T + SV_H + 36);
+	steps_axis(b, max);
 	for (size_t i = 0; i < m; i++) {
-		int heavy = 0;
-		double bh = h * (double)r->cl_dur[i] / (double)max;
+		double bh = SV_H * (double)r->cl_dur[i] / (double)max;
 
-		if (r->cl.nclass == 2)
-			for (size_t k = 0; k < r->cl.c[1].n; k++)
-				if (r->cl.idx[r->cl.c[1].first + k] == i)
-					heavy = 1;
 		nd_buf_addf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-		    "height=\"%.2f\" fill=\"%s\"><title>step %lld: %.3f ms"
-		    "</title></rect>\n", (double)i * bw, h - bh,
-		    bw > 2 ? bw - 1 : bw, bh, heavy ? "#e15759" : "#4e79a7",
-		    (long long)r->cl_num[i], (double)r->cl_dur[i] / 1e6);
+		    "height=\"%.2f\" fill=\"%s\"><title>step %lld: ",
+		    SV_L + (double)i * bw, SV_T + SV_H - bh,
+		    bw > 2 ? bw - 1 : bw, bh, isheavy[i] ? "#e15759" :
+		    "#4e79a7", (long long)r->cl_num[i]);
+		nd_rep_put_dur(b, r->cl_dur[i]);
+		nd_buf_addf(b, "%s</title></rect>\n", heavy ? isheavy[i] ?
+		    " (heavy)" : " (light)" : "");
 	}
-	nd_buf_addf(b, "<text x=\"0\" y=\"%.0f\" font-size=\"12\">steady steps "
-	    "%lld to %lld; max %.3f ms%s</text></svg><figcaption>Step time "
-	    "(blue: %s, red: heavy)</figcaption></figure>\n", h + 16,
-	    (long long)r->first_step, (long long)r->last_step,
-	    (double)max / 1e6, m < n ? " (first 400 shown)" : "",
-	    r->cl.nclass == 2 ? "light" : "typical");
+	steps_value_labels(r, b, m, bw, max);
+	steps_num_labels(r, b, m, bw);
+	nd_buf_addf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">step "
+	    "(steady steps %lld to %lld%s)</text></svg><figcaption>Step time "
+	    "of each steady step (blue: %s, red: heavy)</figcaption>"
+	    "</figure>\n", SV_L, SV_T + SV_H + 30, (long long)r->first_step,
+	    (long long)r->last_step, m < n ? "; the first 400 shown" : "",
+	    heavy ? "light" : "typical");
+	free(isheavy);
+}
+
+/* A label of at most fit characters: the tail kept (the distinctive part
+ * of a device key), the rest elided; the whole in a <title>. */
+static void
+svg_label(nd_buf *b, const char *s, size_t fit, double x, double y, int fs)
+{
+	size_t n = strlen(s);
+
+	nd_buf_addf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%d\">", x, y,
+	    fs);
+	if (n <= fit) {
+		nd_rep_svg_text(b, s);
+	} else {
+		const char *t = s + n - (fit - 1);
+
+		/* not inside a UTF-8 sequence */
+		while (((unsigned char)*t & 0xc0) == 0x80)
+			t++;
+		nd_buf_adds(b, "<title>");
+		nd_rep_svg_text(b, s);
+		nd_buf_adds(b, "</title>\xe2\x80\xa6");
+		nd_rep_svg_text(b, t);
+	}
+	nd_buf_adds(b, "</text>\n");
+}
+
+static const char *
+window_what(const nd_report *r)
+{
+	return r->window == RW_PROFILE ? "the profile window of each device "
+	    "(first to last device op), as no steps were found" :
+	    "the steady steps";
 }
 
 static void
 svg_breakdown(nd_report *r, nd_buf *b)
 {
 	char lab[512];
-	double w = 520, x0 = 200, rowh = 22;
+	double w = 520, x0 = 200, rowh = 22, y;
 	size_t rows = 0;
 
 	for (size_t i = 0; i < r->ndevbd; i++)
 		rows += r->devbd[i].total > 0;
 	if (rows == 0)
 		return;
+	y = rowh * (double)rows;
 	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"time "
 	    "breakdown\"><rect width=\"100%%\" height=\"100%%\" "
-	    "fill=\"#fff\"/>\n", x0 + w + 10, rowh * (double)(rows + 1) + 10);
+	    "fill=\"#fff\"/>\n", x0 + w + 20, y + 70);
+	nd_rep_svg_defs(b, "bd");
 	rows = 0;
 	for (size_t i = 0; i < r->ndevbd; i++) {
-		const nd_breakdown *bd = &r->devbd[i].bd;
-		int64_t part[5] = { bd->compute_ns, bd->communication_ns,
-		    bd->memory_ns, bd->host_ns, bd->idle_ns };
-		double x = x0, y = rowh * (double)rows;
+		double ry = rowh * (double)rows;
 
 		if (r->devbd[i].total == 0)
 			continue;
-		nd_buf_addf(b, "<text x=\"0\" y=\"%.0f\" font-size=\"12\">",
-		    y + 15);
-		h_esc_inline(b, nd_rep_dev_label(r, r->devbd[i].dev, lab,
-		    sizeof lab), strlen(nd_rep_dev_label(r, r->devbd[i].dev,
-		    lab, sizeof lab)));
-		nd_buf_adds(b, "</text>\n");
-		for (int c = 0; c < 5; c++) {
-			double pw = w * (double)part[c] /
-			    (double)r->devbd[i].total;
-
-			if (pw <= 0)
-				continue;
-			nd_buf_addf(b, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
-			    "height=\"%.0f\" fill=\"%s\"><title>%s %.1f %%"
-			    "</title></rect>\n", x, y + 2, pw, rowh - 4,
-			    cat_color[c], cat_name[c],
-			    nd_rep_pct(part[c], r->devbd[i].total));
-			x += pw;
-		}
+		svg_label(b, nd_rep_dev_label(r, r->devbd[i].dev, lab,
+		    sizeof lab), (size_t)((x0 - 8) / nd_rep_text_w(1, 12)), 0,
+		    ry + 15, 12);
+		bk_bar(b, &r->devbd[i].bd, r->devbd[i].total, x0, ry + 2, w,
+		    rowh - 4, "bd");
 		rows++;
 	}
-	{
-		double x = 0, y = rowh * (double)rows + 16;
-
-		for (int c = 0; c < 5; c++) {
-			nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
-			    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
-			    "y=\"%.0f\" font-size=\"11\">%s</text>\n", x, y - 9,
-			    cat_color[c], x + 13, y, cat_name[c]);
-			x += 14 + 7 * (double)strlen(cat_name[c]) + 12;
-		}
-	}
-	nd_buf_adds(b, "</svg><figcaption>Time breakdown per device, steady "
-	    "steps</figcaption></figure>\n");
+	nd_buf_addf(b, "<g class=\"axis\"><line x1=\"%.0f\" y1=\"%.0f\" "
+	    "x2=\"%.0f\" y2=\"%.0f\" stroke=\"#555\"/>\n", x0, y + 2, x0 + w,
+	    y + 2);
+	for (int p = 0; p <= 100; p += 25)
+		nd_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" "
+		    "y2=\"%.0f\" stroke=\"#555\"/><text x=\"%.1f\" y=\"%.0f\" "
+		    "font-size=\"10\" text-anchor=\"middle\">%d %%</text>\n",
+		    x0 + w * p / 100.0, y + 2, x0 + w * p / 100.0, y + 6,
+		    x0 + w * p / 100.0, y + 17, p);
+	nd_buf_addf(b, "<text x=\"0\" y=\"%.0f\" font-size=\"10\">share of "
+	    "the window</text></g>\n", y + 17);
+	bk_legend(b, 0, y + 40, x0 + w, "bd", NULL, 0);
+	nd_buf_addf(b, "</svg><figcaption>Time breakdown per device over %s; "
+	    "hover a part for its time</figcaption></figure>\n",
+	    window_what(r));
 }
 
 /* An icicle of the named-scope tree: depth down, inclusive time across.
@@ -227,657 +698,404 @@ svg_regions(nd_report *r, nd_buf *b)
 			if (t->depth > maxd || pw < 0.5)
 				continue;
 			nd_rep_reg_path(r, t, &path);
-			nd_buf_addf(b, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
-			    "height=\"%.0f\" fill=\"%s\" stroke=\"#fff\">"
-			    "<title>", x0[id], rowh * (t->depth - 1), pw,
-			    rowh - 2, cat_color[(t->depth - 1) % 2 ? 0 : 2]);
-			h_esc_inline(b, path.p, path.len);
-			nd_buf_addf(b, ": %.3f ms</title></rect>\n",
-			    (double)t->self / 1e6);
-			if (pw > 60) {
-				size_t fit = (size_t)(pw / 7);
+			/* the title of the group: the rect and its label */
+			nd_buf_adds(b, "<g><title>");
+			svg_textn(b, path.p, path.len);
+			nd_buf_adds(b, ": ");
+			nd_rep_put_dur(b, t->self);
+			nd_buf_addf(b, "</title><rect x=\"%.2f\" y=\"%.0f\" "
+			    "width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
+			    "stroke=\"#fff\"/>", x0[id], rowh * (t->depth - 1),
+			    pw, rowh - 2, nd_rep_sc_color[(t->depth - 1) % 2 ?
+			    SC_COMPUTE : SC_MEMORY]);
+			if (pw > 40) {
+				size_t fit = (size_t)((pw - 6) /
+				    nd_rep_text_w(1, 11));
 
 				nd_buf_addf(b, "<text x=\"%.2f\" y=\"%.0f\" "
 				    "font-size=\"11\" fill=\"#fff\">", x0[id] + 3,
 				    rowh * (t->depth - 1) + 14);
-				h_esc_inline(b, t->seg, t->seglen < fit ?
-				    t->seglen : fit);
-				nd_buf_adds(b, "</text>\n");
+				if (t->seglen <= fit)
+					svg_textn(b, t->seg, t->seglen);
+				else if (fit > 1) {
+					size_t k = fit - 1;
+
+					/* not inside a UTF-8 sequence */
+					while (k > 0 && ((unsigned char)t->seg[k] &
+					    0xc0) == 0x80)
+						k--;
+					svg_textn(b, t->seg, k);
+					nd_buf_adds(b, "\xe2\x80\xa6");
+				}
+				nd_buf_adds(b, "</text>");
 			}
+			nd_buf_adds(b, "</g>\n");
 		}
 	}
 	nd_buf_adds(b, "</svg><figcaption>Regions: the named-scope tree, "
-	    "width = inclusive exclusive-time</figcaption></figure>\n");
+	    "width = inclusive exclusive-time; hover for the path and time"
+	    "</figcaption></figure>\n");
 	nd_buf_free(&path);
 	free(ord);
 	free(x0);
 	free(next);
 }
 
-static const char *const sc_name[SC_N] = { "compute", "communication",
-	"memory", "other" };
-static const char *const sc_color[SC_N] = { "#4e79a7", "#e15759",
-	"#f28e2b", "#bab0ac" };
+/* --- the page: a summary, a table of contents, the Markdown converted --- */
 
-/* text for SVG: the XML specials escaped, nothing else interpreted */
-static void
-h_text(nd_buf *b, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (*s == '<')
-			nd_buf_adds(b, "&lt;");
-		else if (*s == '>')
-			nd_buf_adds(b, "&gt;");
-		else if (*s == '&')
-			nd_buf_adds(b, "&amp;");
-		else if (*s == '"')
-			nd_buf_adds(b, "&quot;");
-		else
-			nd_buf_addc(b, *s);
-	}
-}
-
-static int
-swin_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct swin *x = a, *y = b;
-
-	(void)ctx;
-	if (x->num != y->num)
-		return x->num < y->num ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* The first window of step num on d, or NULL (d->win sorted). */
-static const struct swin *
-strip_win_of(const struct sdev *d, int64_t num)
-{
-	size_t lo = 0, hi = d->nwin;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->win[mid].num < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < d->nwin && d->win[lo].num == num ? &d->win[lo] : NULL;
-}
-
-static int
-rep_cmp(const void *a, const void *b, void *ctx)
-{
-	const nd_report *r = ctx;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int64_t di = r->cl_dur[i] - r->steady.median;
-	int64_t dj = r->cl_dur[j] - r->steady.median;
-
-	if (di < 0)
-		di = -di;
-	if (dj < 0)
-		dj = -dj;
-	if (di != dj)
-		return di < dj ? -1 : 1;
-	if (r->cl_num[i] != r->cl_num[j])
-		return r->cl_num[i] < r->cl_num[j] ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
-/* The representative step (index into cl_num), or -1; *closest: the steady
- * step closest to the median with a window on a kept device, or -1. */
-static ptrdiff_t
-strip_pick(nd_report *r, ptrdiff_t *closest)
-{
-	struct strip *s = r->strip;
-	size_t n = r->steady.count, *idx;
-	ptrdiff_t pick = -1;
-
-	*closest = -1;
-	if (n == 0)
-		return -1;
-	idx = nd_xmalloc(n * sizeof *idx);
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	nd_sort(idx, n, sizeof *idx, rep_cmp, r);
-	for (size_t k = 0; k < n && pick < 0; k++) {
-		int has = 0, ok = 1;
-
-		for (size_t i = 0; i < s->ndev; i++) {
-			const struct sdev *d = &s->dev[i];
-			const struct swin *w = strip_win_of(d, r->cl_num[idx[k]]);
-
-			if (w == NULL)
-				continue;
-			has = 1;
-			if (d->lost && w->ts < d->lost_end)
-				ok = 0;
-		}
-		if (has && *closest < 0)
-			*closest = (ptrdiff_t)idx[k];
-		if (has && ok)
-			pick = (ptrdiff_t)idx[k];
-	}
-	free(idx);
-	return pick;
-}
-
-struct sclip {
-	int64_t s, e, dur;	/* clipped start and end; the op's duration */
-	uint32_t name;
-	int cls;
+/* A heading of the Markdown (level 2 or 3): its text and its id. */
+struct hhead {
+	int level;
+	const char *s;
+	size_t n;
+	char id[32];
 };
 
-static int
-sclip_cmp(const void *a, const void *b, void *ctx)
+/* The headings of md; h2 ids "sN" by their number, h3 "sN-K". */
+static struct hhead *
+md_heads(const nd_buf *md, size_t *np)
 {
-	const struct sclip *x = a, *y = b;
+	struct hhead *h = NULL;
+	size_t n = 0, cap = 0, i = 0, k = 0, h2 = 0;
+	char sec[16] = "s0";
 
-	(void)ctx;
-	if (x->cls != y->cls)
-		return x->cls < y->cls ? -1 : 1;
-	if (x->s != y->s)
-		return x->s < y->s ? -1 : 1;
-	if (x->e != y->e)
-		return x->e < y->e ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur < y->dur ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
-}
+	while (i < md->len) {
+		const char *s = md->p + i, *nl = memchr(s, '\n', md->len - i);
+		size_t len = nl ? (size_t)(nl - s) : md->len - i;
+		int lv = len > 3 && memcmp(s, "## ", 3) == 0 ? 2 :
+		    len > 4 && memcmp(s, "### ", 4) == 0 ? 3 : 0;
 
-static int
-sgap_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct sgap *x = a, *y = b;
-
-	(void)ctx;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* The ops of d in [ts, te), clipped, by class then start. */
-static struct sclip *
-strip_clip(const struct sdev *d, int64_t ts, int64_t te, size_t *np)
-{
-	struct sclip *v = nd_xmalloc((d->n ? d->n : 1) * sizeof *v);
-	size_t n = 0;
-
-	for (size_t i = 0; i < d->n; i++) {
-		const struct sop *o = &d->ring[i];
-
-		if (o->ts >= te || o->ts + o->dur <= ts)
+		i += len + 1;
+		if (lv == 0)
 			continue;
-		v[n].s = o->ts > ts ? o->ts : ts;
-		v[n].e = o->ts + o->dur < te ? o->ts + o->dur : te;
-		v[n].dur = o->dur;
-		v[n].name = o->name;
-		v[n].cls = o->cls;
+		nd_grow(&h, &cap, n + 1, sizeof *h);
+		h[n].level = lv;
+		h[n].s = s + lv + 1;
+		h[n].n = len - (size_t)lv - 1;
+		if (lv == 2) {
+			h2++;
+			if (h[n].n > 0 && h[n].s[0] >= '1' && h[n].s[0] <= '9')
+				snprintf(sec, sizeof sec, "s%d",
+				    (int)strtol(h[n].s, NULL, 10) % 1000000);
+			else
+				snprintf(sec, sizeof sec, "h%zu", h2 % 1000000);
+			snprintf(h[n].id, sizeof h[n].id, "%s", sec);
+			k = 0;
+		} else
+			snprintf(h[n].id, sizeof h[n].id, "%s-%zu", sec,
+			    ++k % 1000000);
 		n++;
 	}
-	nd_sort(v, n, sizeof *v, sclip_cmp, NULL);
 	*np = n;
-	return v;
+	return h;
 }
 
-static void
-strip_lane(nd_report *r, nd_buf *b, const struct sclip *v, size_t n,
-    int64_t ts, double scale, double px_ns, double y)
+/* The h2 whose title (after its number) starts with t, or NULL. */
+static const struct hhead *
+head_of(const struct hhead *h, size_t n, const char *t)
 {
-	struct strip *s = r->strip;
+	size_t tl = strlen(t);
 
-	for (size_t i = 0; i < n;) {
-		int64_t ps = v[i].s, pe = v[i].e, busy = 0, cur = v[i].s;
-		size_t j = i, longest = i;
-		double x, w;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = h[i].s, *e = s + h[i].n;
 
-		/* one piece: ops less than one pixel apart */
-		for (; j < n && (double)(v[j].s - pe) < px_ns; j++) {
-			int64_t a = v[j].s > cur ? v[j].s : cur;
-
-			if (v[j].e > a)
-				busy += v[j].e - a;
-			if (v[j].e > cur)
-				cur = v[j].e;
-			if (v[j].e > pe)
-				pe = v[j].e;
-			if (v[j].dur > v[longest].dur)
-				longest = j;
-		}
-		x = STRIP_X0 + (double)(ps - ts) * scale;
-		w = (double)(pe - ps) * scale;
-		nd_buf_addf(b, "<rect class=\"op\" x=\"%.2f\" y=\"%.0f\" "
-		    "width=\"%.2f\" height=\"%d\" fill=\"%s\"",
-		    x, y, w < 1 ? 1.0 : w, STRIP_LANE - 1,
-		    sc_color[v[i].cls]);
-		/* a merged piece with idle time inside: lighter */
-		if (busy < pe - ps)
-			nd_buf_addf(b, " fill-opacity=\"%.2f\"", 0.3 + 0.7 *
-			    (double)busy / (double)(pe - ps));
-		nd_buf_adds(b, "><title>");
-		if (j - i == 1) {
-			h_text(b, nd_intern_str(s->names, v[i].name, NULL));
-			nd_buf_adds(b, ": ");
-			nd_rep_put_dur(b, v[i].dur);
-		} else {
-			nd_buf_addf(b, "%zu %s ops, ", j - i,
-			    sc_name[v[i].cls]);
-			nd_rep_put_dur(b, busy);
-			nd_buf_adds(b, " busy; longest ");
-			h_text(b, nd_intern_str(s->names, v[longest].name,
-			    NULL));
-			nd_buf_adds(b, " (");
-			nd_rep_put_dur(b, v[longest].dur);
-			nd_buf_adds(b, ")");
-		}
-		nd_buf_adds(b, "</title></rect>\n");
-		i = j;
+		if (h[i].level != 2)
+			continue;
+		while (s < e && *s >= '0' && *s <= '9')
+			s++;
+		while (s < e && *s == ' ')
+			s++;
+		if ((size_t)(e - s) >= tl && memcmp(s, t, tl) == 0)
+			return &h[i];
 	}
+	return NULL;
+}
+
+/* The first paragraph under heading hd (not a table, list or heading),
+ * converted; 0 when there is none. */
+static int
+head_para(nd_buf *b, const nd_buf *md, const struct hhead *hd)
+{
+	const char *s, *e = md->p + md->len;
+	int any = 0;
+
+	if (hd == NULL)
+		return 0;
+	s = memchr(hd->s, '\n', (size_t)(e - hd->s));
+	while (s != NULL && s < e && *s == '\n')
+		s++;
+	if (s == NULL || s >= e || *s == '#' || *s == '|' || *s == '[' ||
+	    (*s == '-' && s + 1 < e && s[1] == ' '))
+		return 0;
+	while (s < e && *s != '\n') {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(e - s);
+
+		if (any)
+			nd_buf_addc(b, ' ');
+		h_esc_inline(b, s, n);
+		any = 1;
+		s += n + (nl != NULL);
+	}
+	return any;
+}
+
+/* The breakdown of every device summed, one bar and its legend. */
+static void
+sum_bar(nd_report *r, nd_buf *b, const struct hhead *bdh)
+{
+	nd_buf lg = ND_BUF_INIT;
+	double lh;
+
+	lh = bk_legend(&lg, 0, 48, 700, "sum", &r->dbd, r->dbd_total);
+	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"720\" height=\"%.0f\" role=\"img\" aria-label=\"where "
+	    "the time went\"><rect width=\"100%%\" height=\"100%%\" "
+	    "fill=\"#fff\"/>\n", 40 + lh);
+	nd_rep_svg_defs(b, "sum");
+	bk_bar(b, &r->dbd, r->dbd_total, 0, 4, 700, 26, "sum");
+	nd_buf_add(b, lg.p, lg.len);
+	nd_buf_adds(b, "</svg><figcaption>Where the time went: every device "
+	    "summed, over ");
+	nd_buf_adds(b, window_what(r));
+	nd_buf_adds(b, " (");
+	nd_rep_put_dur(b, r->dbd_total);
+	nd_buf_adds(b, ")");
+	if (bdh != NULL) {
+		nd_buf_addf(b, "; per device in <a href=\"#%s\">", bdh->id);
+		h_esc_inline(b, bdh->s, bdh->n);
+		nd_buf_adds(b, "</a>");
+	}
+	nd_buf_adds(b, "</figcaption></figure>\n");
+	nd_buf_free(&lg);
+}
+
+/* The summary: the verdict, the top findings, the steps, the breakdown. */
+static void
+h_summary(nd_report *r, nd_buf *b, const nd_buf *md, const struct hhead *h,
+    size_t nh)
+{
+	const struct hhead *fh = head_of(h, nh, "Findings");
+
+	nd_buf_adds(b, "<section id=\"summary\"><h2>Summary</h2>\n<p "
+	    "class=\"verdict\"><strong>Verdict:</strong> ");
+	if (!head_para(b, md, fh)) {
+		if (r->nfnd > 0)
+			nd_buf_addf(b, "%zu finding%s.", r->nfnd,
+			    r->nfnd > 1 ? "s" : "");
+		else
+			nd_buf_adds(b, "no findings.");
+	}
+	nd_buf_adds(b, "</p>\n");
+	if (r->nfnd > 0)
+		nd_buf_adds(b, "<ol class=\"findings\">\n");
+	for (size_t i = 0; i < r->nfnd && i < 3; i++) {
+		const struct finding *f = &r->fnd[i];
+		const char *id = nd_rep_rules[f->rule].id;
+		const struct hhead *x = NULL;
+
+		for (size_t k = fh ? (size_t)(fh - h) + 1 : nh; k < nh &&
+		    h[k].level == 3 && x == NULL; k++)
+			if (h[k].n == strlen(id) && memcmp(h[k].s, id,
+			    h[k].n) == 0)
+				x = &h[k];
+		nd_buf_adds(b, "<li>");
+		if (x != NULL)
+			nd_buf_addf(b, "<a href=\"#%s\">", x->id);
+		nd_buf_addf(b, "<strong>%s</strong>%s: ", id, x ? "</a>" : "");
+		nd_rep_svg_text(b, f->statement ? f->statement : "-");
+		nd_buf_adds(b, ".");
+		if (f->explains_ns > 0) {
+			nd_buf_adds(b, " <span class=\"explains\">Explains ");
+			nd_rep_put_dur(b, f->explains_ns);
+			nd_buf_addf(b, ", %.1f %% of the window.</span>",
+			    f->explains_pct);
+		}
+		nd_buf_adds(b, "</li>\n");
+	}
+	if (r->nfnd > 0)
+		nd_buf_addf(b, "</ol>\n%s", r->nfnd > 3 ? "<p class=\"note\">"
+		    "More in the findings section.</p>\n" : "");
+	nd_buf_adds(b, "<p><strong>Steps:</strong> ");
+	if (!head_para(b, md, head_of(h, nh, "Steps")))
+		nd_buf_adds(b, "-");
+	nd_buf_adds(b, "</p>\n");
+	if (r->dbd_total > 0)
+		sum_bar(r, b, head_of(h, nh, "Time breakdown"));
+	else
+		nd_buf_addf(b, "<p><strong>Time breakdown:</strong> none: %s."
+		    "</p>\n", r->has_device ? "no steady steps" :
+		    "no device ops");
+	nd_buf_adds(b, "</section>\n");
+}
+
+/* The table of contents: every h2, and the h3 under it. */
+static void
+h_toc(nd_report *r, nd_buf *b, const struct hhead *h, size_t nh)
+{
+	int sub = 0;
+
+	nd_buf_adds(b, "<nav id=\"contents\"><h2>Contents</h2>\n<ul>\n");
+	if (!nd_rep_is_comparison(r))
+		nd_buf_adds(b, "<li><a href=\"#summary\">Summary</a></li>\n");
+	for (size_t i = 0; i < nh; i++) {
+		if (h[i].level == 2) {
+			if (i > 0)
+				nd_buf_adds(b, sub ? "</ul></li>\n" : "</li>\n");
+			sub = 0;
+		} else if (!sub) {
+			nd_buf_adds(b, "<ul>\n");
+			sub = 1;
+		}
+		nd_buf_addf(b, "%s<a href=\"#%s\">", h[i].level == 3 ? "<li>" :
+		    "<li>", h[i].id);
+		h_esc_inline(b, h[i].s, h[i].n);
+		nd_buf_adds(b, h[i].level == 3 ? "</a></li>\n" : "</a>");
+	}
+	if (nh > 0)
+		nd_buf_adds(b, sub ? "</ul></li>\n" : "</li>\n");
+	nd_buf_adds(b, "</ul></nav>\n");
 }
 
 static void
-strip_label(const nd_report *r, const struct sdev *d, char *buf, size_t n)
+h_chart(nd_report *r, nd_buf *b, const struct hhead *sec,
+    const struct hhead *h, size_t nh)
 {
-	if (r->nsrc <= 1)
-		snprintf(buf, n, "%s", d->key);
-	else if (d->source < r->nsrc && r->src[d->source].has_rank)
-		snprintf(buf, n, "rank %lld %s",
-		    (long long)r->src[d->source].rank, d->key);
-	else
-		snprintf(buf, n, "source %u %s", d->source, d->key);
+	if (sec == NULL || nd_rep_is_comparison(r))
+		return;
+	if (sec == head_of(h, nh, "Steps"))
+		svg_steps(r, b);
+	else if (sec == head_of(h, nh, "Time breakdown"))
+		svg_breakdown(r, b);
+	else if (sec == head_of(h, nh, "Idle gaps"))
+		nd_rep_svg_strip(r, b);
+	else if (sec == head_of(h, nh, "Regions"))
+		svg_regions(r, b);
 }
 
-/* What the strip of one step draws: the window of each kept device, its
- * ops clipped, the lanes, the scale; and the gaps too narrow to draw. */
-struct sdraw {
-	int64_t num, maxdur, small_ns;
-	const struct swin *win[STRIP_DEVS];
-	struct sclip *clip[STRIP_DEVS];
-	size_t nclip[STRIP_DEVS], rows, small;
-	int lane[SC_N], nlanes;
-	double scale, px_ns, rowh;
+static const char h_style[] = "<style>\n"
+    "body{font:14px/1.4 sans-serif;margin:2em auto;max-width:1100px;"
+    "color:#222;padding:0 1em}\n"
+    "table{border-collapse:collapse;margin:.5em 0}\n"
+    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
+    "vertical-align:top}\nth{background:#f0f0f0}\n"
+    "td{max-width:40em;overflow-wrap:anywhere}\n"
+    "code{background:#f4f4f4}\nfigure{margin:1em 0}\n"
+    "figcaption{font-size:12px;color:#555}\n.note{font-size:12px;"
+    "color:#555}\nh2{border-bottom:1px solid #ddd;margin-top:1.5em}\n"
+    "#summary{background:#f8f8f8;border:1px solid #ddd;padding:0 1em}\n"
+    "#summary h2{border:0}\n#contents ul{margin:0}\n"
+    ".explains{color:#555;white-space:nowrap}\n"
+    "</style>";
+
+struct hconv {
+	int in_table, in_list, in_p;
+	struct hfull full;
+	size_t head;		/* the next heading of h */
+	const struct hhead *sec;	/* the current h2 */
 };
 
-/* The windows of step num, their ops, the lanes and the scale. */
+/* Close what a line s (n bytes) ends: a table, a list, a paragraph. */
 static void
-strip_layout(nd_report *r, struct sdraw *sd)
+h_close(nd_buf *b, struct hconv *c, const char *s, size_t n)
 {
-	struct strip *s = r->strip;
-
-	for (int c = 0; c < SC_N; c++)
-		sd->lane[c] = -1;
-	for (size_t i = 0; i < s->ndev; i++) {
-		const struct swin *w = strip_win_of(&s->dev[i], sd->num);
-
-		sd->win[i] = w;
-		sd->clip[i] = NULL;
-		sd->nclip[i] = 0;
-		if (w == NULL)
-			continue;
-		sd->rows++;
-		if (w->dur > sd->maxdur)
-			sd->maxdur = w->dur;
-		sd->clip[i] = strip_clip(&s->dev[i], w->ts, w->ts + w->dur,
-		    &sd->nclip[i]);
-		for (size_t k = 0; k < sd->nclip[i]; k++)
-			sd->lane[sd->clip[i][k].cls] = 0;
+	if (c->in_table && (n == 0 || s[0] != '|')) {
+		nd_buf_adds(b, "</table>\n");
+		c->in_table = 0;
 	}
-	for (int c = 0; c < SC_N; c++)
-		if (sd->lane[c] == 0)
-			sd->lane[c] = sd->nlanes++;
-	if (sd->nlanes == 0)
-		sd->nlanes = 1;
-	if (sd->maxdur <= 0)
-		sd->maxdur = 1;
-	sd->scale = (double)STRIP_PX / (double)sd->maxdur;
-	sd->px_ns = (double)sd->maxdur / STRIP_PX;
-	sd->rowh = 18 + sd->nlanes * STRIP_LANE + 16;
-}
-
-/* The gaps of device i's window, clipped, of at least a pixel; returns
- * them (*np of them), clipped, for the labels. */
-static struct sgap *
-strip_gaps(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double top,
-    size_t *np)
-{
-	struct strip *s = r->strip;
-	const struct sdev *d = &s->dev[i];
-	const struct swin *w = sd->win[i];
-	int64_t te = w->ts + w->dur;
-	struct sgap *gv = nd_xmalloc((d->ngaps ? d->ngaps : 1) * sizeof *gv);
-	size_t ng = 0;
-
-	for (size_t k = 0; k < d->ngaps; k++) {
-		const struct sgap *g = &d->gaps[k];
-		int64_t a = g->ts > w->ts ? g->ts : w->ts;
-		int64_t e = g->ts + g->dur < te ? g->ts + g->dur : te;
-
-		if (e <= a)
-			continue;
-		if ((double)(e - a) < sd->px_ns) {
-			sd->small++;
-			sd->small_ns += e - a;
-			continue;
-		}
-		gv[ng] = *g;
-		gv[ng].ts = a;
-		gv[ng].dur = e - a;
-		nd_buf_addf(b, "<rect class=\"gap\" x=\"%.2f\" "
-		    "y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
-		    "fill=\"url(#nd-gap)\" stroke=\"#d62728\" "
-		    "stroke-width=\"0.5\"><title>idle ",
-		    STRIP_X0 + (double)(a - w->ts) * sd->scale, top,
-		    (double)(e - a) * sd->scale, sd->nlanes * STRIP_LANE);
-		nd_rep_put_dur(b, g->dur);
-		nd_buf_addf(b, " at ts_ns %lld; payload ", (long long)g->ts);
-		h_text(b, nd_intern_str(s->names, g->payload, NULL));
-		nd_buf_adds(b, ", cause ");
-		h_text(b, nd_intern_str(s->names, g->cause, NULL));
-		nd_buf_adds(b, "</title></rect>\n");
-		ng++;
+	if (c->in_list && (n < 2 || s[0] != '-' || s[1] != ' ')) {
+		nd_buf_adds(b, "</ul>\n");
+		c->in_list = 0;
 	}
-	*np = ng;
-	return gv;
-}
-
-/* The STRIP_LABELS largest gaps of gv, labelled with their duration. */
-static void
-strip_gap_labels(nd_buf *b, const struct sdraw *sd, const struct swin *w,
-    struct sgap *gv, size_t ng, double top)
-{
-	nd_sort(gv, ng, sizeof *gv, sgap_cmp, NULL);
-	for (size_t k = 0; k < ng && k < STRIP_LABELS; k++) {
-		double x = STRIP_X0 + ((double)(gv[k].ts - w->ts) +
-		    (double)gv[k].dur / 2) * sd->scale;
-
-		nd_buf_addf(b, "<text class=\"gap-label\" x=\"%.2f\" "
-		    "y=\"%.0f\" font-size=\"10\" fill=\"#b00\" "
-		    "text-anchor=\"%s\">", x,
-		    top + sd->nlanes * STRIP_LANE + 11,
-		    x < STRIP_X0 + 30 ? "start" :
-		    x > STRIP_X0 + STRIP_PX - 30 ? "end" : "middle");
-		nd_rep_put_dur(b, gv[k].dur);
-		nd_buf_adds(b, "</text>\n");
+	if (c->in_p && (n == 0 || s[0] == '#' || s[0] == '|')) {
+		nd_buf_adds(b, "</p>\n");
+		c->in_p = 0;
 	}
 }
 
-/* One kept device with a window of the step: its label, gaps and lanes. */
+/* One line of the Markdown (not a heading). */
 static void
-strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
+h_line(nd_buf *b, struct hconv *c, const char *s, size_t n)
 {
-	const struct sdev *d = &r->strip->dev[i];
-	const struct swin *w = sd->win[i];
-	struct sgap *gv;
-	size_t ng;
-	double top = y + 18;
-	char lab[512];
+	if (s[0] == '|') {
+		if (!c->in_table) {
+			nd_buf_adds(b, "<table>\n");
+			h_row(b, s, n, "th", NULL);
+			c->in_table = 1;
+		} else if (!(n > 3 && memcmp(s, "|---", 4) == 0))
+			h_row(b, s, n, "td", &c->full);
+	} else if (n > 1 && s[0] == '-' && s[1] == ' ') {
+		if (!c->in_list)
+			nd_buf_adds(b, "<ul>\n");
+		c->in_list = 1;
+		nd_buf_adds(b, "<li>");
+		h_esc_inline(b, s + 2, n - 2);
+		nd_buf_adds(b, "</li>\n");
+	} else if (n > 2 && memcmp(s, "[^", 2) == 0) {
+		const char *k = memchr(s, ':', n);
+		size_t j = k ? (size_t)(k - s) + 1 : 0;
 
-	strip_label(r, d, lab, sizeof lab);
-	nd_buf_addf(b, "<g class=\"strip\"><text x=\"%d\" y=\"%.0f\" "
-	    "font-size=\"12\">", STRIP_X0, y + 13);
-	h_text(b, lab);
-	nd_buf_addf(b, ": step %lld, ts_ns %lld, ", (long long)sd->num,
-	    (long long)w->ts);
-	nd_rep_put_dur(b, w->dur);
-	nd_buf_addf(b, "</text>\n<rect x=\"%d\" y=\"%.0f\" "
-	    "width=\"%.2f\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
-	    STRIP_X0, top, (double)w->dur * sd->scale,
-	    sd->nlanes * STRIP_LANE);
-	gv = strip_gaps(r, b, sd, i, top, &ng);
-	for (int c = 0; c < SC_N; c++) {
-		size_t k0 = 0, k1;
-
-		if (sd->lane[c] < 0)
-			continue;
-		while (k0 < sd->nclip[i] && sd->clip[i][k0].cls != c)
-			k0++;
-		for (k1 = k0; k1 < sd->nclip[i] && sd->clip[i][k1].cls == c;)
-			k1++;
-		strip_lane(r, b, sd->clip[i] + k0, k1 - k0, w->ts, sd->scale,
-		    sd->px_ns, top + sd->lane[c] * STRIP_LANE);
+		nd_buf_adds(b, "<p class=\"note\"><sup>1</sup>");
+		h_esc_inline(b, s + j, n - j);
+		nd_buf_adds(b, "</p>\n");
+	} else {
+		nd_buf_adds(b, c->in_p ? " " : "<p>");
+		c->in_p = 1;
+		h_esc_inline(b, s, n);
 	}
-	strip_gap_labels(b, sd, w, gv, ng, top);
-	nd_buf_adds(b, "</g>\n");
-	free(gv);
-}
-
-/* The time axis below the rows (at y), then the legend of the lanes. */
-static void
-strip_axis(nd_buf *b, const struct sdraw *sd, double y)
-{
-	int64_t tick;
-	double x = STRIP_X0, ly = y + 40;
-
-	/* a tick every 1, 2 or 5 times a power of ten ns, at most 11 */
-	for (tick = 1; tick * 10 < sd->maxdur;) {
-		if (tick * 20 >= sd->maxdur) {
-			tick *= 2;
-			break;
-		}
-		if (tick * 50 >= sd->maxdur) {
-			tick *= 5;
-			break;
-		}
-		tick *= 10;
-	}
-	nd_buf_addf(b, "<g class=\"axis\"><line x1=\"%d\" y1=\"%.0f\" "
-	    "x2=\"%d\" y2=\"%.0f\" stroke=\"#555\"/>\n", STRIP_X0, y + 4,
-	    STRIP_X0 + STRIP_PX, y + 4);
-	for (int64_t t = 0; t <= sd->maxdur; t += tick) {
-		double tx = STRIP_X0 + (double)t * sd->scale;
-
-		nd_buf_addf(b, "<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" "
-		    "y2=\"%.0f\" stroke=\"#555\"/><text x=\"%.2f\" y=\"%.0f\" "
-		    "font-size=\"10\" text-anchor=\"%s\">", tx, y + 4, tx,
-		    y + 8, tx, y + 18, t == 0 ? "start" :
-		    tx > STRIP_X0 + STRIP_PX - 20 ? "end" : "middle");
-		nd_rep_put_dur(b, t);
-		nd_buf_adds(b, "</text>\n");
-	}
-	nd_buf_adds(b, "</g>\n");
-	for (int c = 0; c < SC_N; c++) {
-		if (sd->lane[c] < 0)
-			continue;
-		nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
-		    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
-		    "y=\"%.0f\" font-size=\"11\">%s</text>\n", x,
-		    ly - 9, sc_color[c], x + 13, ly, sc_name[c]);
-		x += 14 + 7 * (double)strlen(sc_name[c]) + 12;
-	}
-	nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
-	    "height=\"10\" fill=\"url(#nd-gap)\"/><text x=\"%.0f\" "
-	    "y=\"%.0f\" font-size=\"11\">idle gap</text>\n", x, ly - 9,
-	    x + 13, ly);
-}
-
-/* The caption: which step, why, and what is not drawn. */
-static void
-strip_caption(nd_report *r, nd_buf *b, const struct sdraw *sd,
-    ptrdiff_t pick, ptrdiff_t closest)
-{
-	size_t ndevs = 0;
-
-	for (size_t i = 0; i < r->ndevs; i++)
-		ndevs += strcmp(r->devs[i].key, "host") != 0;
-	nd_buf_addf(b, "</svg><figcaption>Timeline of step %lld, the steady "
-	    "step whose time is closest to the steady median (",
-	    (long long)sd->num);
-	nd_rep_put_dur(b, r->steady.median);
-	nd_buf_addf(b, "), on each device from its own start of the step: "
-	    "ops by class, one lane a class; idle gaps (trace-gaps(1), device "
-	    "level) hatched red, the %d largest labelled", STRIP_LABELS);
-	if (sd->small > 0) {
-		nd_buf_addf(b, "; %zu gaps narrower than one pixel (%.0f ns), ",
-		    sd->small, sd->px_ns);
-		nd_rep_put_dur(b, sd->small_ns);
-		nd_buf_adds(b, " in all, not drawn");
-	}
-	nd_buf_adds(b, ".");
-	if (closest >= 0 && closest != pick)
-		nd_buf_addf(b, " The closest, step %lld, lost ops to the cap "
-		    "of %d ops kept per device.", (long long)r->cl_num[closest],
-		    STRIP_RING);
-	if (sd->rows < ndevs)
-		nd_buf_addf(b, " Devices drawn: %zu of the %zu with step "
-		    "windows (of the first %d devices with device ops, those "
-		    "with a window of step %lld).", sd->rows, ndevs, STRIP_DEVS,
-		    (long long)sd->num);
-	nd_buf_adds(b, "</figcaption></figure>\n");
-}
-
-static void
-svg_strip(nd_report *r, nd_buf *b)
-{
-	struct strip *s = r->strip;
-	struct sdraw sd;
-	ptrdiff_t pick, closest;
-	double y = 0;
-
-	if (s == NULL || s->ndev == 0)
-		return;
-	if (r->steady.count == 0) {
-		nd_buf_adds(b, "<p class=\"note\">No timeline strip: no "
-		    "steps.</p>\n");
-		return;
-	}
-	for (size_t i = 0; i < s->ndev; i++)
-		nd_sort(s->dev[i].win, s->dev[i].nwin, sizeof *s->dev[i].win,
-		    swin_cmp, NULL);
-	if ((pick = strip_pick(r, &closest)) < 0) {
-		nd_buf_addf(b, "<p class=\"note\">No timeline strip: no steady "
-		    "step of the first %d devices has all its ops among the "
-		    "latest %d kept per device.</p>\n", STRIP_DEVS, STRIP_RING);
-		return;
-	}
-	memset(&sd, 0, sizeof sd);
-	sd.num = r->cl_num[pick];
-	strip_layout(r, &sd);
-	nd_buf_addf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" "
-	    "width=\"%d\" height=\"%.0f\" role=\"img\" aria-label=\"timeline "
-	    "of step %lld\"><rect width=\"100%%\" height=\"100%%\" "
-	    "fill=\"#fff\"/>\n<defs><pattern id=\"nd-gap\" width=\"6\" "
-	    "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\""
-	    "rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fdd\"/>"
-	    "<rect width=\"3\" height=\"6\" fill=\"#d62728\"/></pattern>"
-	    "</defs>\n", STRIP_PX + 2 * STRIP_X0,
-	    sd.rowh * (double)sd.rows + 52, (long long)sd.num);
-	for (size_t i = 0; i < s->ndev; i++) {
-		if (sd.win[i] == NULL)
-			continue;
-		strip_row(r, b, &sd, i, y);
-		y += sd.rowh;
-	}
-	strip_axis(b, &sd, y);
-	strip_caption(r, b, &sd, pick, closest);
-	for (size_t i = 0; i < s->ndev; i++)
-		free(sd.clip[i]);
-}
-
-static void
-h_chart(nd_report *r, nd_buf *b, int section)
-{
-	if (section == 3)
-		svg_steps(r, b);
-	else if (section == 4)
-		svg_breakdown(r, b);
-	else if (section == 6)
-		svg_strip(r, b);
-	else if (section == 7)
-		svg_regions(r, b);
 }
 
 void
 nd_report_html(nd_report *r, nd_buf *b)
 {
-	nd_buf md = { 0 };
-	size_t i = 0;
-	int in_table = 0, in_list = 0, in_p = 0, section = 0;
+	nd_buf md = ND_BUF_INIT;
+	struct hconv c;
+	struct hhead *h;
+	size_t nh, i = 0;
 
+	memset(&c, 0, sizeof c);
 	nd_report_markdown(r, &md);
+	full_init(&c.full, r);
+	h = md_heads(&md, &nh);
 	nd_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
-	    "charset=\"utf-8\"><title>Trace report</title>\n<style>\n"
-	    "body{font:14px/1.4 sans-serif;margin:2em auto;max-width:1100px;"
-	    "color:#222;padding:0 1em}\n"
-	    "table{border-collapse:collapse;margin:.5em 0}\n"
-	    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
-	    "vertical-align:top}\nth{background:#f0f0f0}\n"
-	    "td{max-width:40em;overflow-wrap:anywhere}\n"
-	    "code{background:#f4f4f4}\nfigure{margin:1em 0}\n"
-	    "figcaption{font-size:12px;color:#555}\n.note{font-size:12px;"
-	    "color:#555}\nh2{border-bottom:1px solid #ddd;margin-top:1.5em}\n"
-	    "</style></head><body>\n");
+	    "charset=\"utf-8\"><title>Trace report</title>\n");
+	nd_buf_adds(b, h_style);
+	nd_buf_adds(b, "</head><body>\n");
 	while (i < md.len) {
 		char *nl = memchr(md.p + i, '\n', md.len - i);
 		size_t n = nl ? (size_t)(nl - (md.p + i)) : md.len - i;
 		const char *s = md.p + i;
+		int lv = n > 3 && memcmp(s, "## ", 3) == 0 ? 2 :
+		    n > 4 && memcmp(s, "### ", 4) == 0 ? 3 : 0;
 
 		i += n + 1;
-		if (in_table && (n == 0 || s[0] != '|')) {
-			nd_buf_adds(b, "</table>\n");
-			in_table = 0;
-		}
-		if (in_list && (n < 2 || s[0] != '-' || s[1] != ' ')) {
-			nd_buf_adds(b, "</ul>\n");
-			in_list = 0;
-		}
-		if (in_p && (n == 0 || s[0] == '#' || s[0] == '|')) {
-			nd_buf_adds(b, "</p>\n");
-			in_p = 0;
-		}
+		h_close(b, &c, s, n);
 		if (n == 0)
 			continue;
-		if (n > 3 && memcmp(s, "## ", 3) == 0) {
-			if (section > 0)
-				h_chart(r, b, section);
-			section = s[3] - '0';
-			nd_buf_addf(b, "<h2 id=\"s%d\">", section);
-			h_esc_inline(b, s + 3, n - 3);
-			nd_buf_adds(b, "</h2>\n");
-		} else if (n > 4 && memcmp(s, "### ", 4) == 0) {
-			nd_buf_adds(b, "<h3>");
-			h_esc_inline(b, s + 4, n - 4);
-			nd_buf_adds(b, "</h3>\n");
+		if (lv > 0 && c.head < nh) {
+			const struct hhead *x = &h[c.head++];
+
+			if (lv == 2) {
+				h_chart(r, b, c.sec, h, nh);
+				c.sec = x;
+			}
+			nd_buf_addf(b, "<h%d id=\"%s\">", lv, x->id);
+			h_esc_inline(b, x->s, x->n);
+			nd_buf_addf(b, "</h%d>\n", lv);
 		} else if (n > 2 && memcmp(s, "# ", 2) == 0) {
 			nd_buf_adds(b, "<h1>");
 			h_esc_inline(b, s + 2, n - 2);
 			nd_buf_adds(b, "</h1>\n");
-		} else if (s[0] == '|') {
-			if (!in_table) {
-				nd_buf_adds(b, "<table>\n");
-				h_row(b, s, n, "th");
-				in_table = 1;
-			} else if (n > 3 && memcmp(s, "|---", 4) == 0)
-				continue;
-			else
-				h_row(b, s, n, "td");
-		} else if (n > 1 && s[0] == '-' && s[1] == ' ') {
-			if (!in_list)
-				nd_buf_adds(b, "<ul>\n");
-			in_list = 1;
-			nd_buf_adds(b, "<li>");
-			h_esc_inline(b, s + 2, n - 2);
-			nd_buf_adds(b, "</li>\n");
-		} else if (n > 2 && memcmp(s, "[^", 2) == 0) {
-			const char *c = memchr(s, ':', n);
-			size_t k = c ? (size_t)(c - s) + 1 : 0;
-
-			nd_buf_adds(b, "<p class=\"note\"><sup>1</sup>");
-			h_esc_inline(b, s + k, n - k);
-			nd_buf_adds(b, "</p>\n");
-		} else {
-			nd_buf_adds(b, in_p ? " " : "<p>");
-			in_p = 1;
-			h_esc_inline(b, s, n);
-		}
+			if (!nd_rep_is_comparison(r))
+				h_summary(r, b, &md, h, nh);
+			h_toc(r, b, h, nh);
+		} else
+			h_line(b, &c, s, n);
 	}
-	if (in_table)
-		nd_buf_adds(b, "</table>\n");
-	if (in_list)
-		nd_buf_adds(b, "</ul>\n");
-	if (in_p)
-		nd_buf_adds(b, "</p>\n");
-	if (section > 0)
-		h_chart(r, b, section);
+	h_close(b, &c, "", 0);
+	h_chart(r, b, c.sec, h, nh);
 	nd_buf_adds(b, "</body></html>\n");
+	free(h);
+	full_free(&c.full);
 	nd_buf_free(&md);
 }

@@ -8,7 +8,9 @@
  *   nd_report_findings.c  the rules and their findings
  *   nd_report_md.c        Markdown (and a trace-diff output as a comparison)
  *   nd_report_json.c      JSON
- *   nd_report_html.c      HTML: the Markdown converted, plus SVG charts
+ *   nd_report_html.c      HTML: the Markdown converted, a summary, a table
+ *                         of contents, plus SVG charts
+ *   nd_report_strip.c     HTML: the timeline strip
  */
 #ifndef ND_REPORT_INT_H
 #define ND_REPORT_INT_H
@@ -20,8 +22,10 @@
 #include "nd_gaps.h"
 #include "nd_hash.h"
 #include "nd_json.h"
+#include "nd_launch.h"
 #include "nd_mem.h"
 #include "nd_nest.h"
+#include "nd_peak.h"
 #include "nd_regions.h"
 #include "nd_scan.h"
 #include "nd_roofline.h"
@@ -33,6 +37,8 @@
 #include <stdint.h>
 
 /* the finding rules, index into nd_rep_rules */
+enum { RW_NONE = 0, RW_STEADY, RW_PROFILE };
+
 enum {
 	R_COMM, R_IDLE, R_HOST, R_MEMORY, R_VARIANCE, R_STRAGGLER, R_TOPOP,
 	R_SMALLGAPS, R_NRULES
@@ -51,6 +57,10 @@ struct rsrc {
 struct rdev {
 	uint32_t source;
 	char *key;
+	/* the device's profile window (nd_steps_profile) when its source
+	 * has no steps: breakdown and length, ns */
+	nd_breakdown pw_bd;
+	int64_t pw_total;
 };
 
 struct cnt {			/* a counted name */
@@ -91,6 +101,21 @@ struct finding {
 	int rule;
 	double value;
 	char *statement, *evidence, *suggestion;
+	/* the time the finding explains, and its share of the window
+	 * (nd_report_findings.c says how each rule counts it) */
+	int64_t explains_ns;
+	double explains_pct;
+	char *ev_json;		/* the evidence as a JSON object */
+};
+
+/* Host spans of data loading of the current source (their union, for the
+ * gap time they overlap), and the gap time found before pageable
+ * host-to-device copies and during data loading (nd_report_findings.c). */
+struct rfind {
+	int64_t (*dl)[2];
+	size_t ndl, capdl, dl_merged;
+	uint32_t dl_source;
+	int64_t pageable_gap_ns, dl_gap_ns;
 };
 
 struct nd_report {
@@ -117,6 +142,14 @@ struct nd_report {
 	size_t ndevs, capdevs;
 	nd_intern *devids;	/* (source, key) -> index in devs */
 	int marker;
+	/* where the steps come from: the strongest ND_SS_* over sources, and
+	 * what defined inferred steps (the module or span name), or NULL */
+	int step_source;
+	char *step_what;
+	/* what dbd, dbd_total and devbd cover: RW_STEADY the steady steps,
+	 * RW_PROFILE the profile window of each device (first to last device
+	 * op) when no source has steps, RW_NONE nothing (no device op) */
+	int window;
 	uint64_t src_spans;
 
 	/* exclusive time (nd_scan, device ops else every span), per leaf
@@ -132,18 +165,51 @@ struct nd_report {
 	uint64_t ngaps;
 	int64_t gap_total, gap_max, gap_max_ts;
 	uint32_t gap_max_dev;	/* name id */
+	uint32_t gap_max_src;
 	struct cnt *causes;
 	size_t ncauses, capcauses;
 	struct payload *pay;	/* indexed by name id of the payload */
 	size_t cappay;
 	uint32_t *payids;
 	size_t npayids, cappayids;
+	/* gap time by the payload's region (struct payload: n, total, max;
+	 * region the name id, UINT32_MAX when none) */
+	struct payload *gregs;
+	size_t ngregs, capgregs;
+	nd_map64 *greg_ix;	/* region name id -> index in gregs */
+	/* per-line gaps (nd_gaps_lines): one row per timeline of a source,
+	 * sorted by idle time after finish */
+	struct gline {
+		uint32_t source, label;	/* label: name id, "device thread" */
+		uint64_t ops, gaps;
+		int64_t idle, max, active;
+	} *lines;
+	size_t nlines, caplines;
+	size_t nlines_gap;	/* the first lines, those with a gap */
+	uint64_t line_gaps;
+	int64_t line_idle, line_max;
+	/* hardware: the devices with device ops of each source (nd_gaps) and
+	 * their model (nd_devnames of the source's meta records) */
+	nd_devnames *dn;
+	struct hwrow {
+		uint32_t source, model;	/* model: name id, UINT32_MAX unknown */
+		uint64_t n;
+	} *hw;
+	size_t nhw, caphw;
+	nd_map64 *hw_ix;	/* source << 32 | model -> index in hw */
+	uint64_t ndevices;
+	struct hwrow *hwall;	/* after finish: by model over sources
+				 * (source unused); hw then by source */
+	size_t nhwall;
 
 	/* memory */
 	nd_mem *mem;
 	nd_buf membuf;
 	struct mpeak *peaks;
 	size_t npeaks;
+
+	/* device time per launching CPU op */
+	nd_launch *launch;
 
 	/* roofline (nd_roofline, by op name) */
 	nd_by *roofby;
@@ -187,6 +253,14 @@ struct nd_report {
 	nd_rtree *rtree;	/* the regions */
 	struct trow *ops, *fams, *colls, *regs;
 	size_t nops, nfams, ncolls, nregs;
+	/* op x region: exclusive time of each (name, scope), the rows shown
+	 * (nd_rep_cut) of nopreg_rows; names in r->names, region NULL: none */
+	struct orow {
+		const char *op, *region;
+		uint64_t count;
+		int64_t excl, total;
+	} *opreg;
+	size_t nopreg, nopreg_rows;
 	uint32_t *reg_pos;	/* region id -> index in regs (sorted) */
 	char **reg_own;		/* the paths of the regions shown */
 	size_t nreg_own;
@@ -194,10 +268,13 @@ struct nd_report {
 	uint64_t ops_spans;
 	int fallback;
 	char durs[8][32];	/* fdur() results */
+	char fnames[4][4 * 72 + 8];	/* fname() results (ND_NAME_WIDTH) */
 	char **diff;		/* trace-diff records (delta, verdict) */
 	size_t ndiff, capdiff;
 	struct finding fnd[R_NRULES];
 	size_t nfnd;
+	const char *notrun[R_NRULES];	/* why a rule did not run, or NULL */
+	struct rfind rf;
 	double val[R_NRULES];
 	int has_val[R_NRULES];
 	struct strip *strip;	/* the timeline strip (HTML) */
@@ -211,23 +288,29 @@ struct nd_report {
  * dropped op remembered), their step windows (nd_steps per device) and the
  * gaps of nd_gaps (device level) that end after every dropped op.  A window
  * is complete on a device when it starts at or after the end of every
- * dropped op: all its ops are in the ring.  The rings take at most
- * STRIP_DEVS * STRIP_RING * 24 bytes (12 MiB); the kept gaps are fewer than
- * the kept ops (each ends where a kept op starts); the windows are one a
- * step, as r->drec.
+ * dropped op: all its ops are in the ring.  The host activity (spans of
+ * ND_ROLE_HOST) of each source that has a kept device is kept the same
+ * way, in one ring a source (a span inside the one kept last is not kept:
+ * it adds nothing to the union).  The rings take at most 2 * STRIP_DEVS *
+ * STRIP_RING * 24 bytes (24 MiB); the kept gaps are fewer than the kept ops
+ * (each ends where a kept op starts); the windows are one a step, as
+ * r->drec.
  *
  * The representative step: of the steady steps, the one whose duration is
  * closest to the steady median (the lower number on ties) among those that
  * have a window on a kept device and are complete on every kept device.
+ * Without steady steps, the profile window of each kept device (its first
+ * op's start to its last op's end) when it is complete.
  *
  * Drawing: one <g class="strip"> per kept device with a window of that step,
  * over its own window, all at one scale (STRIP_PX pixels for the longest
- * window); one lane per class present; in a lane, the union of the ops of
- * that class clipped to the window, pieces less than one pixel apart merged
- * (so at most about STRIP_PX rects a lane); every gap overlapping the
- * window, clipped to it, of at least one pixel, hatched red with its
- * duration, payload and cause in a <title>; the STRIP_LABELS largest
- * labelled with their duration; then a time axis.
+ * window); one lane per class present, then a host lane (the union of the
+ * source's host activity); in a lane, the union of the spans of that class
+ * clipped to the window, pieces less than one pixel apart merged (so at
+ * most about STRIP_PX rects a lane); every gap overlapping the window,
+ * clipped to it, of at least one pixel, hatched with its duration, payload
+ * and cause in a <title>; the STRIP_LABELS largest whose labels do not
+ * collide labelled with their duration; then a time axis.
  */
 #define STRIP_DEVS 8
 #define STRIP_RING 65536
@@ -236,12 +319,20 @@ struct nd_report {
 #define STRIP_X0 10
 #define STRIP_LANE 10
 
-enum { SC_COMPUTE, SC_COMM, SC_MEMORY, SC_OTHER, SC_N };
+enum { SC_COMPUTE, SC_COMM, SC_MEMORY, SC_OTHER, SC_HOST, SC_N };
 
 struct sop {
 	int64_t ts, dur;
 	uint32_t name;		/* in strip->names */
 	int cls;		/* SC_* */
+};
+
+/* The latest STRIP_RING spans of a timeline. */
+struct sring {
+	struct sop *v;
+	size_t n, head, cap;	/* n kept; head: the oldest when full */
+	int lost;
+	int64_t lost_end;	/* the latest end of a dropped span */
 };
 
 struct sgap {
@@ -257,20 +348,26 @@ struct sdev {
 	uint32_t source;
 	char *key;
 	size_t klen;
-	struct sop *ring;
-	size_t n, head, cap;	/* n kept; head: the oldest when full */
-	int lost;
-	int64_t lost_end;	/* the latest end of a dropped op */
+	struct sring ops;
 	struct sgap *gaps;
 	size_t ngaps, capgaps;
 	struct swin *win;
 	size_t nwin, capwin;
 };
 
+struct shost {
+	uint32_t source;
+	struct sring spans;
+};
+
 struct strip {
 	struct sdev dev[STRIP_DEVS];
 	size_t ndev;
-	nd_intern *names;
+	struct shost host[STRIP_DEVS];	/* sources with a kept device */
+	size_t nhost;
+	struct sring cur;	/* host activity of the current source */
+	nd_intern *names;	/* of the kept spans and gaps */
+	size_t names_live;	/* names referred to at the last count */
 	nd_buf kb;
 };
 
@@ -286,6 +383,8 @@ void nd_rep_put_dur(nd_buf *b, int64_t ns);
 size_t nd_rep_cut(const nd_report *r, size_t n);
 const char *nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf,
     size_t n);
+const char *nd_rep_src_label(const nd_report *r, uint32_t source,
+    const char *name, char *buf, size_t n);
 void nd_rep_init(nd_report *r, int again);
 void nd_rep_fini(nd_report *r);
 
@@ -293,8 +392,16 @@ void nd_rep_fini(nd_report *r);
 void nd_rep_scan_new(nd_report *r);
 void nd_rep_finish_source(nd_report *r);
 void nd_rep_strip_free(nd_report *r);
+void nd_rep_strip_end_source(nd_report *r);
 
 /* nd_report_model.c */
+void nd_rep_model_gaps(nd_report *r);
+void nd_rep_model_opreg(nd_report *r);
+/* The fields of a leaf key (nd_report_collect.c: kind, name, family,
+ * class, scope). */
+enum { F_NAME = 1, F_FAMILY, F_CLASS, F_SCOPE };
+const char *nd_rep_leaf_field(const char *k, size_t n, int field,
+    size_t *len);
 void nd_rep_reg_path(const nd_report *r, const struct trow *t, nd_buf *p);
 int nd_rep_pay_cmp(const void *a, const void *b, void *ctx);
 int nd_rep_cause_cmp(const void *a, const void *b, void *ctx);
@@ -302,5 +409,25 @@ int nd_rep_is_comparison(const nd_report *r);
 
 /* nd_report_findings.c */
 void nd_rep_model_findings(nd_report *r);
+
+/* nd_report_html.c: what the SVG charts share */
+extern const char *const nd_rep_sc_color[SC_N];
+struct nd_rep_lab {		/* a text label: left edge, width (px) */
+	double x, w, pri;	/* higher pri placed first */
+	int ok;			/* set by nd_rep_lab_fit: drawn */
+};
+void nd_rep_svg_text(nd_buf *b, const char *s);
+void nd_rep_svg_defs(nd_buf *b, const char *prefix);
+double nd_rep_text_w(size_t nchars, double font_size);
+int64_t nd_rep_tick(int64_t max, int n);
+void nd_rep_axis_dur(nd_buf *b, int64_t t, int64_t tick, int64_t max);
+size_t nd_rep_lab_fit(struct nd_rep_lab *v, size_t n, double lo, double hi,
+    size_t max);
+
+/* nd_report_strip.c */
+void nd_rep_svg_strip(nd_report *r, nd_buf *b);
+void nd_rep_find_span(nd_report *r, const nd_event *ev);
+void nd_rep_find_gap(nd_report *r, const nd_gap *g);
+void nd_rep_find_free(nd_report *r);
 
 #endif

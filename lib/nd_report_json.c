@@ -21,6 +21,8 @@ static void
 j_bd(nd_jw *w, const nd_breakdown *bd, int64_t tot)
 {
 	nd_stepsum_put_bd(w, bd, tot);
+	/* idle while the host works (host_ns) or with nothing running */
+	nd_jw_kint(w, "device_idle_ns", bd->host_ns + bd->idle_ns);
 }
 
 static void
@@ -133,6 +135,10 @@ j_steps(nd_report *r, nd_jw *w)
 	nd_jw_obj(w);
 	nd_jw_kuint(w, "count", r->nsteps);
 	nd_jw_kcstr(w, "marker", r->nsteps ? nd_sm_name(r->marker) : "none");
+	nd_jw_kcstr(w, "step_source", nd_ss_name(r->nsteps ?
+	    r->step_source : ND_SS_NONE));
+	if (r->nsteps && r->step_what != NULL)
+		nd_jw_kcstr(w, "step_what", r->step_what);
 	nd_jw_kint(w, "warmup", r->warmup);
 	nd_jw_kbool(w, "drop_last", r->o.drop_last);
 	nd_jw_kbool(w, "warmup_applied", r->warmup_applied);
@@ -189,6 +195,9 @@ j_breakdown(nd_report *r, nd_jw *w)
 
 	nd_jw_key(w, "breakdown");
 	nd_jw_obj(w);
+	nd_jw_kcstr(w, "window", !r->has_device ? "none" :
+	    r->window == RW_STEADY ? "steady" : r->window == RW_PROFILE ?
+	    "profile" : "none");
 	nd_jw_key(w, "devices");
 	nd_jw_arr(w);
 	for (size_t i = 0; i < r->ndevbd; i++) {
@@ -209,6 +218,72 @@ j_breakdown(nd_report *r, nd_jw *w)
 	nd_jw_obj(w);
 	j_bd(w, &r->bd, r->bd_total);
 	nd_jw_obj_end(w);
+	nd_jw_obj_end(w);
+}
+
+/* Exclusive time of each op in each region (scope): nd_rep_model_opreg. */
+static void
+j_opreg(nd_report *r, nd_jw *w)
+{
+	nd_jw_key(w, "op_regions");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < r->nopreg; i++) {
+		const struct orow *o = &r->opreg[i];
+
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "name", o->op);
+		j_str(w, "region", o->region);
+		nd_jw_kuint(w, "count", o->count);
+		nd_jw_kint(w, "exclusive_ns", o->excl);
+		nd_jw_kint(w, "total_ns", o->total);
+		nd_jw_kdbl(w, "share", r->self_total > 0 ?
+		    (double)o->excl / (double)r->self_total : 0);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_kuint(w, "op_regions_rows", r->nopreg_rows);
+}
+
+/* Devices with device ops and their models, overall and per source. */
+static void
+j_models(nd_report *r, nd_jw *w, const struct hwrow *h, size_t n)
+{
+	nd_jw_key(w, "models");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < n; i++) {
+		nd_jw_obj(w);
+		j_str(w, "model", nd_rep_name_of(r, h[i].model));
+		nd_jw_kuint(w, "devices", h[i].n);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+}
+
+static void
+j_hardware(nd_report *r, nd_jw *w)
+{
+	size_t i = 0;
+
+	nd_jw_key(w, "hardware");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "device_count", r->ndevices);
+	j_models(r, w, r->hwall, r->nhwall);
+	nd_jw_key(w, "per_source");
+	nd_jw_arr(w);
+	for (uint32_t s = 0; s < r->nsrc; s++) {
+		size_t j = i;
+		uint64_t n = 0;
+
+		while (j < r->nhw && r->hw[j].source == s)
+			n += r->hw[j++].n;
+		nd_jw_obj(w);
+		nd_jw_kuint(w, "source", s);
+		nd_jw_kuint(w, "device_count", n);
+		j_models(r, w, r->hw + i, j - i);
+		nd_jw_obj_end(w);
+		i = j;
+	}
+	nd_jw_arr_end(w);
 	nd_jw_obj_end(w);
 }
 
@@ -242,6 +317,82 @@ j_ops(nd_report *r, nd_jw *w)
 		nd_jw_arr_end(w);
 		nd_jw_obj_end(w);
 	}
+	j_opreg(r, w);
+	nd_jw_obj_end(w);
+}
+
+static void
+j_launch_rows(nd_report *r, nd_jw *w, int which, const char *k,
+    int64_t tot)
+{
+	const nd_launch_row *row;
+	size_t n = nd_launch_rows(r->launch, which, &row), m = nd_rep_cut(r, n);
+
+	nd_jw_key(w, k);
+	nd_jw_arr(w);
+	for (size_t i = 0; i < m; i++) {
+		nd_jw_obj(w);
+		j_str(w, "name", row[i].name);
+		nd_jw_kuint(w, "device_ops", row[i].ops);
+		nd_jw_kint(w, "device_ns", row[i].ns);
+		nd_jw_kdbl(w, "share", tot > 0 ?
+		    (double)row[i].ns / (double)tot : 0);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_kuint(w, which == ND_LAUNCH_INNER ? "by_op_rows" :
+	    "by_top_op_rows", n);
+}
+
+/* Device time per launching CPU op (nd_launch). */
+static void
+j_launch(nd_report *r, nd_jw *w)
+{
+	nd_launch_sum s;
+
+	nd_launch_totals(r->launch, &s);
+	nd_jw_key(w, "launch_ops");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "device_ops", s.ops);
+	nd_jw_kint(w, "device_ns", s.ns);
+	nd_jw_kuint(w, "unmatched_ops", s.unmatched_ops);
+	nd_jw_kint(w, "unmatched_ns", s.unmatched_ns);
+	nd_jw_kuint(w, "unplaced_ops", s.unplaced);
+	j_launch_rows(r, w, ND_LAUNCH_INNER, "by_op", s.ns);
+	j_launch_rows(r, w, ND_LAUNCH_TOP, "by_top_op", s.ns);
+	nd_jw_obj_end(w);
+}
+
+/* Per-line gaps (nd_gaps_lines): one timeline idle, its device maybe not. */
+static void
+j_lines(nd_report *r, nd_jw *w)
+{
+	char lab[512];
+
+	nd_jw_key(w, "lines");
+	nd_jw_obj(w);
+	nd_jw_kuint(w, "timelines", r->nlines);
+	nd_jw_kuint(w, "count", r->line_gaps);
+	nd_jw_kint(w, "total_ns", r->line_idle);
+	nd_jw_kint(w, "max_ns", r->line_max);
+	nd_jw_key(w, "rows");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < nd_rep_cut(r, r->nlines_gap); i++) {
+		const struct gline *l = &r->lines[i];
+
+		nd_jw_obj(w);
+		nd_jw_kcstr(w, "line", nd_rep_src_label(r, l->source,
+		    nd_rep_name_of(r, l->label), lab, sizeof lab));
+		nd_jw_kuint(w, "source", l->source);
+		nd_jw_kuint(w, "ops", l->ops);
+		nd_jw_kuint(w, "count", l->gaps);
+		nd_jw_kint(w, "total_ns", l->idle);
+		nd_jw_kint(w, "max_ns", l->max);
+		nd_jw_kint(w, "active_ns", l->active);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_kuint(w, "rows_with_gaps", r->nlines_gap);
 	nd_jw_obj_end(w);
 }
 
@@ -280,6 +431,22 @@ j_gaps(nd_report *r, nd_jw *w)
 		nd_jw_obj_end(w);
 	}
 	nd_jw_arr_end(w);
+	nd_jw_kuint(w, "payloads_rows", r->npayids);
+	nd_jw_key(w, "regions");
+	nd_jw_arr(w);
+	for (size_t i = 0; i < nd_rep_cut(r, r->ngregs); i++) {
+		const struct payload *p = &r->gregs[i];
+
+		nd_jw_obj(w);
+		j_str(w, "region", nd_rep_name_of(r, p->region));
+		nd_jw_kuint(w, "count", p->n);
+		nd_jw_kint(w, "total_ns", p->total);
+		nd_jw_kint(w, "max_ns", p->max);
+		nd_jw_obj_end(w);
+	}
+	nd_jw_arr_end(w);
+	nd_jw_kuint(w, "regions_rows", r->ngregs);
+	j_lines(r, w);
 	nd_jw_obj_end(w);
 }
 
@@ -327,8 +494,11 @@ j_findings(nd_report *r, nd_jw *w)
 		nd_jw_kcstr(w, "rule", nd_rep_rules[f->rule].id);
 		nd_jw_kdbl(w, "value", f->value);
 		nd_jw_kdbl(w, "threshold", r->thr[f->rule]);
+		nd_jw_kint(w, "explains_ns", f->explains_ns);
+		nd_jw_kdbl(w, "explains_pct", f->explains_pct);
 		nd_jw_kcstr(w, "statement", f->statement);
-		nd_jw_kcstr(w, "evidence", f->evidence);
+		nd_jw_key(w, "evidence");
+		nd_jw_raw(w, f->ev_json, strlen(f->ev_json));
 		nd_jw_kcstr(w, "suggestion", f->suggestion);
 		nd_jw_obj_end(w);
 	}
@@ -338,6 +508,8 @@ j_findings(nd_report *r, nd_jw *w)
 static void
 j_thresholds(nd_report *r, nd_jw *w)
 {
+	int fired;
+
 	nd_jw_key(w, "thresholds");
 	nd_jw_arr(w);
 	for (int i = 0; i < R_NRULES; i++) {
@@ -346,10 +518,15 @@ j_thresholds(nd_report *r, nd_jw *w)
 		nd_jw_kcstr(w, "measures", nd_rep_rules[i].what);
 		nd_jw_kdbl(w, "threshold", r->thr[i]);
 		nd_jw_key(w, "value");
-		if (r->has_val[i])
+		if (r->has_val[i] && r->notrun[i] == NULL)
 			nd_jw_dbl(w, r->val[i]);
 		else
 			nd_jw_null(w);
+		fired = 0;
+		for (size_t j = 0; j < r->nfnd; j++)
+			fired |= r->fnd[j].rule == i;
+		nd_jw_kbool(w, "fired", fired);
+		j_str(w, "not_run", r->notrun[i]);
 		nd_jw_obj_end(w);
 	}
 	nd_jw_arr_end(w);
@@ -380,10 +557,12 @@ nd_report_json(nd_report *r, nd_buf *b)
 	if (r->o.stamp)
 		nd_jw_kcstr(&w, "stamp", r->o.stamp);
 	j_sources(r, &w);
+	j_hardware(r, &w);
 	j_quality(r, &w);
 	j_steps(r, &w);
 	j_breakdown(r, &w);
 	j_ops(r, &w);
+	j_launch(r, &w);
 	j_gaps(r, &w);
 	j_regions(r, &w);
 	j_memory(r, &w);

@@ -4,6 +4,7 @@
  */
 #include "nd_report_int.h"
 
+#include "nd_name.h"
 #include "nd_sort.h"
 
 #include <stdio.h>
@@ -18,8 +19,10 @@ put_pct(nd_buf *b, int64_t a, int64_t tot)
 	nd_buf_addf(b, "%.1f %%", nd_rep_pct(a, tot));
 }
 
-/* Text in a table cell or a line: | and newlines escaped, < and > as
- * entities so that HTML conversion and Markdown viewers agree. */
+/* Text in a table cell or a line: | and newlines escaped, and every
+ * character Markdown could read as markup or raw HTML (< > & too: "<b"
+ * would open a tag, "&lt;" name an entity) backslash-escaped, so that the
+ * text reads as written in any viewer and in nd_report_html. */
 static void
 put_txt(nd_buf *b, const char *s)
 {
@@ -43,17 +46,11 @@ put_txt(nd_buf *b, const char *s)
 		case '\\':
 		case '[':
 		case ']':
+		case '<':
+		case '>':
+		case '&':
 			nd_buf_addc(b, '\\');
 			nd_buf_addc(b, *s);
-			break;
-		case '<':
-			nd_buf_adds(b, "&lt;");
-			break;
-		case '>':
-			nd_buf_adds(b, "&gt;");
-			break;
-		case '&':
-			nd_buf_adds(b, "&amp;");
 			break;
 		default:
 			nd_buf_addc(b, *s);
@@ -61,25 +58,20 @@ put_txt(nd_buf *b, const char *s)
 	}
 }
 
-/* A name in a table: at most ND_REPORT_NAME_MAX characters shown. */
-#define ND_REPORT_NAME_MAX 72
-
+/* A name in a table: shortened by nd_name_short (ndtrace(7), "Names in
+ * tables"). */
 static void
 put_name(nd_buf *b, const char *s)
 {
-	char tmp[ND_REPORT_NAME_MAX + 8];
-	size_t n;
+	nd_buf t = ND_BUF_INIT;
 
-	if (s == NULL || (n = strlen(s)) <= ND_REPORT_NAME_MAX) {
+	if (s == NULL) {
 		put_txt(b, s);
 		return;
 	}
-	n = ND_REPORT_NAME_MAX - 3;
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;		/* not inside a UTF-8 sequence */
-	memcpy(tmp, s, n);
-	memcpy(tmp + n, "...", 4);
-	put_txt(b, tmp);
+	nd_name_short(s, strlen(s), ND_NAME_WIDTH, &t);
+	put_txt(b, t.p != NULL ? t.p : "");
+	nd_buf_free(&t);
 }
 
 static void
@@ -88,6 +80,39 @@ more(nd_buf *b, const nd_report *r, size_t n, const char *what)
 	if (nd_rep_cut(r, n) < n)
 		nd_buf_addf(b, "\n%zu more %s not shown (--top %d).\n",
 		    n - nd_rep_cut(r, n), what, r->o.top);
+}
+
+/* The devices with device ops and their models (nd_rep_model_gaps). */
+static void
+md_hardware(nd_report *r, nd_buf *b)
+{
+	size_t m = nd_rep_cut(r, r->nhwall);
+
+	if (r->ndevices == 0) {
+		nd_buf_adds(b, "Devices with device ops: none.\n\n");
+		return;
+	}
+	nd_buf_addf(b, "Devices with device ops: %llu",
+	    (unsigned long long)r->ndevices);
+	if (r->nsrc > 1)
+		nd_buf_addf(b, " over %zu sources", r->nsrc);
+	if (r->nhwall == 1 && r->hwall[0].model == UINT32_MAX) {
+		nd_buf_adds(b, "; the trace does not name their model.\n\n");
+		return;
+	}
+	nd_buf_adds(b, r->nhwall == 1 ? "; model: " : "; models: ");
+	for (size_t i = 0; i < m; i++) {
+		if (i > 0)
+			nd_buf_adds(b, ", ");
+		if (r->hwall[i].model == UINT32_MAX)
+			nd_buf_adds(b, "not named");
+		else
+			put_txt(b, nd_rep_name_of(r, r->hwall[i].model));
+		nd_buf_addf(b, " (%llu)", (unsigned long long)r->hwall[i].n);
+	}
+	if (m < r->nhwall)
+		nd_buf_addf(b, " and %zu more", r->nhwall - m);
+	nd_buf_adds(b, ".\n\n");
 }
 
 static void
@@ -127,6 +152,7 @@ md_sources(nd_report *r, nd_buf *b)
 		nd_buf_adds(b, " |\n");
 	}
 	nd_buf_adds(b, "\n");
+	md_hardware(r, b);
 	if (r->o.stamp != NULL) {
 		put_txt(b, r->o.stamp);
 		nd_buf_adds(b, "\n\n");
@@ -234,9 +260,22 @@ md_steps(nd_report *r, nd_buf *b)
 		    "keys on device ops; see --step-regex).\n\n");
 		return;
 	}
-	nd_buf_addf(b, "%zu steps, marked by %s; steady state: %llu steps "
-	    "(%lld to %lld; warmup %lld%s).\n\n", r->nsteps,
-	    nd_sm_name(r->marker), (unsigned long long)r->steady.count,
+	/* where the steps come from (nd_steps: step_source) */
+	if (r->step_source == ND_SS_MARKER || r->step_what == NULL)
+		nd_buf_addf(b, "%zu steps, marked by %s", r->nsteps,
+		    nd_sm_name(r->marker));
+	else {
+		nd_buf_addf(b, "%zu steps: the %s of %s ", r->nsteps,
+		    r->step_source == ND_SS_XLA_MODULE ? "executions" :
+		    "repetitions", r->step_source == ND_SS_XLA_MODULE ?
+		    "XLA module" : "span");
+		put_name(b, r->step_what);
+		nd_buf_adds(b, r->step_source == ND_SS_XLA_MODULE ?
+		    " (no step markers)" : " (inferred: no step markers)");
+	}
+	nd_buf_addf(b, "; steady state: %llu steps "
+	    "(%lld to %lld; warmup %lld%s).\n\n",
+	    (unsigned long long)r->steady.count,
 	    (long long)r->first_step, (long long)r->last_step,
 	    (long long)r->warmup, r->o.drop_last && r->warmup_applied ?
 	    ", last dropped" : "");
@@ -332,44 +371,89 @@ md_bd_row(nd_buf *b, const char *label, const nd_breakdown *bd,
 	nd_buf_adds(b, " | ");
 	put_pct(b, bd->memory_ns, tot);
 	nd_buf_adds(b, " | ");
+	put_pct(b, bd->host_ns, tot);
+	nd_buf_adds(b, " | ");
 	put_pct(b, bd->idle_ns, tot);
 	nd_buf_adds(b, " | ");
-	put_pct(b, bd->host_ns, tot);
+	put_pct(b, bd->host_ns + bd->idle_ns, tot);
 	nd_buf_adds(b, " |\n");
+}
+
+/* No device op (a CPU-only profile) but steady steps: what their windows
+ * hold is host work or nothing (trace-steps' host_ns and idle_ns). */
+static void
+md_breakdown_host(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "No device ops (a CPU-only profile): the steady step "
+	    "windows split into time some host span runs and time nothing "
+	    "runs (trace-steps -s).\n\n| window | step time | host works | "
+	    "nothing runs |\n|---|---|---|---|\n| steady steps | ");
+	nd_rep_put_dur(b, r->bd_total);
+	nd_buf_adds(b, " | ");
+	put_pct(b, r->bd.host_ns, r->bd_total);
+	nd_buf_adds(b, " | ");
+	put_pct(b, r->bd.idle_ns, r->bd_total);
+	nd_buf_adds(b, " |\n\n");
 }
 
 static void
 md_breakdown(nd_report *r, nd_buf *b)
 {
 	char lab[512];
+	const nd_breakdown *d = &r->dbd;
 
 	nd_buf_adds(b, "## 4 Time breakdown per device\n\n");
-	if (r->bd_total == 0) {
-		nd_buf_adds(b, "No steady steps: no breakdown.\n\n");
+	if (!r->has_device && r->bd_total > 0) {
+		md_breakdown_host(r, b);
 		return;
 	}
-	nd_buf_adds(b, "Steady steps, % of step time[^rules]. \"all devices\" "
-	    "sums the devices (what the findings use); \"step window\" "
-	    "counts a category when it runs on any device of the window "
-	    "(trace-steps -s).\n\n"
-	    "| device | step time | compute | exposed communication | "
-	    "overlap | memory | idle | host |\n"
-	    "|---|---|---|---|---|---|---|---|\n");
+	if (r->window == RW_NONE || r->dbd_total == 0 || !r->has_device) {
+		nd_buf_addf(b, "%s: no breakdown.\n\n", r->has_device ?
+		    "No steady steps and no profile window" : "No device ops");
+		return;
+	}
+	if (r->window == RW_PROFILE)
+		nd_buf_adds(b, "No steps were found: the breakdown is over the "
+		    "profile window, from the first to the last device op of "
+		    "each device, % of that window[^rules]. \"all devices\" "
+		    "sums the devices (what the findings use).\n\n");
+	else
+		nd_buf_adds(b, "Steady steps, % of step time[^rules]. \"all "
+		    "devices\" sums the devices (what the findings use); \"step "
+		    "window\" counts a category when it runs on any device of "
+		    "the window (trace-steps -s).\n\n");
+	nd_buf_addf(b, "| device | %s | compute | exposed communication | "
+	    "overlap | memory | device idle, host works | device idle, "
+	    "nothing runs | device idle |\n"
+	    "|---|---|---|---|---|---|---|---|---|\n", r->window ==
+	    RW_PROFILE ? "window" : "step time");
 	for (size_t i = 0; i < r->ndevbd; i++)
 		if (r->devbd[i].total > 0)
 			md_bd_row(b, nd_rep_dev_label(r, r->devbd[i].dev, lab,
 			    sizeof lab), &r->devbd[i].bd, r->devbd[i].total);
 	if (r->ndevbd > 1)
-		md_bd_row(b, "all devices", &r->dbd, r->dbd_total);
-	md_bd_row(b, "step window (any device)", &r->bd, r->bd_total);
+		md_bd_row(b, "all devices", d, r->dbd_total);
+	if (r->window == RW_STEADY && r->bd_total > 0)
+		md_bd_row(b, "step window (any device)", &r->bd, r->bd_total);
+	nd_buf_adds(b, "\nDevice idle, all devices: ");
+	put_pct(b, d->host_ns + d->idle_ns, r->dbd_total);
+	nd_buf_adds(b, " (");
+	nd_rep_put_dur(b, d->host_ns + d->idle_ns);
+	nd_buf_adds(b, "): while the host works ");
+	put_pct(b, d->host_ns, r->dbd_total);
+	nd_buf_adds(b, ", nothing runs ");
+	put_pct(b, d->idle_ns, r->dbd_total);
+	nd_buf_adds(b, ".\n");
 	nd_buf_adds(b, "\n[^rules]: Rules (trace-steps(1), BREAKDOWN): a "
 	    "device op is communication when its `class` is communication or "
 	    "stall, memory when it is memory, else compute (classes from the "
 	    "nd\\_classify rule table: `trace-classify --print-rules`). The "
 	    "window is split by precedence compute, exposed communication "
-	    "(no compute), memory (neither), host (a host span and no device "
-	    "op), idle (nothing); overlap is compute while communication "
-	    "runs, a part of compute. The parts add up to the step time.\n\n");
+	    "(no compute), memory (neither), device idle while the host works "
+	    "(a host span and no device op), device idle with nothing "
+	    "running; overlap is compute while communication runs, a part of "
+	    "compute. The parts add up to the window; device idle is the sum "
+	    "of the two idle parts.\n\n");
 }
 
 static void
@@ -474,6 +558,63 @@ md_roofline(nd_report *r, nd_buf *b)
 }
 
 static void
+md_launch_table(nd_report *r, nd_buf *b, int which, int64_t tot)
+{
+	const nd_launch_row *row;
+	size_t n = nd_launch_rows(r->launch, which, &row), m = nd_rep_cut(r, n);
+
+	nd_buf_adds(b, "| # | CPU op | device ops | device time | share |\n"
+	    "|---|---|---|---|---|\n");
+	for (size_t i = 0; i < m; i++) {
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		if (row[i].name != NULL)
+			put_name(b, row[i].name);
+		else
+			nd_buf_adds(b, "(no CPU op)");
+		nd_buf_addf(b, " | %llu | ", (unsigned long long)row[i].ops);
+		nd_rep_put_dur(b, row[i].ns);
+		nd_buf_adds(b, " | ");
+		put_pct(b, row[i].ns, tot);
+		nd_buf_adds(b, " |\n");
+	}
+	more(b, r, n, "rows");
+	nd_buf_adds(b, "\n");
+}
+
+/* Device time per launching CPU op (nd_launch), when device ops carry
+ * correlation ids. */
+static void
+md_launch(nd_report *r, nd_buf *b)
+{
+	nd_launch_sum s;
+
+	nd_launch_totals(r->launch, &s);
+	if (s.ops == 0 && s.unmatched_ops == 0 && s.unplaced == 0)
+		return;
+	nd_buf_adds(b, "### Device time per launching CPU op\n\n");
+	nd_buf_addf(b, "%llu device ops (", (unsigned long long)s.ops);
+	nd_rep_put_dur(b, s.ns);
+	nd_buf_adds(b, ") matched to their launch call by correlation id, "
+	    "under the innermost CPU op around the launch (ndtrace(7), "
+	    "\"Launching CPU ops\")");
+	if (s.unmatched_ops > 0) {
+		nd_buf_addf(b, "; %llu (", (unsigned long long)s.unmatched_ops);
+		nd_rep_put_dur(b, s.unmatched_ns);
+		nd_buf_adds(b, ") whose launch is not in the trace");
+	}
+	if (s.unplaced > 0)
+		nd_buf_addf(b, "; %llu launched on a thread out of order, not "
+		    "attributed", (unsigned long long)s.unplaced);
+	nd_buf_adds(b, ".\n\n");
+	if (s.ops == 0)
+		return;
+	md_launch_table(r, b, ND_LAUNCH_INNER, s.ns);
+	nd_buf_adds(b, "The same device time under the top-level CPU op "
+	    "around each launch:\n\n");
+	md_launch_table(r, b, ND_LAUNCH_TOP, s.ns);
+}
+
+static void
 md_ops(nd_report *r, nd_buf *b)
 {
 	nd_buf_adds(b, "## 5 Top ops by exclusive time\n\n");
@@ -495,27 +636,69 @@ md_ops(nd_report *r, nd_buf *b)
 		md_trow_table(r, b, "collective", r->colls, r->ncolls,
 		    r->self_total);
 	md_roofline(r, b);
+	md_launch(r, b);
+}
+
+/* Per-line gaps: a line idle while its device may be busy on another. */
+static void
+md_lines(nd_report *r, nd_buf *b)
+{
+	size_t m = nd_rep_cut(r, r->nlines_gap);
+	char lab[512];
+
+	if (r->line_gaps == 0)
+		return;
+	nd_buf_addf(b, "### Idle per line\n\nLine idle: %llu gaps where one "
+	    "line (a GPU stream, an XPlane line) runs no op while its device "
+	    "may be busy on another (trace-gaps -l timeline), ",
+	    (unsigned long long)r->line_gaps);
+	nd_rep_put_dur(b, r->line_idle);
+	nd_buf_addf(b, " in total on %zu of %zu lines. Lines of a device "
+	    "overlap: this is not device idle time.\n\n| # | line | ops | "
+	    "gaps | idle | of the line's span | largest |\n"
+	    "|---|---|---|---|---|---|---|\n", r->nlines_gap, r->nlines);
+	for (size_t i = 0; i < m; i++) {
+		const struct gline *l = &r->lines[i];
+
+		nd_buf_addf(b, "| %zu | ", i + 1);
+		put_name(b, nd_rep_src_label(r, l->source,
+		    nd_rep_name_of(r, l->label), lab, sizeof lab));
+		nd_buf_addf(b, " | %llu | %llu | ", (unsigned long long)l->ops,
+		    (unsigned long long)l->gaps);
+		nd_rep_put_dur(b, l->idle);
+		nd_buf_adds(b, " | ");
+		put_pct(b, l->idle, l->active);
+		nd_buf_adds(b, " | ");
+		nd_rep_put_dur(b, l->max);
+		nd_buf_adds(b, " |\n");
+	}
+	more(b, r, r->nlines_gap, "lines");
+	nd_buf_adds(b, "\n");
 }
 
 static void
 md_gaps(nd_report *r, nd_buf *b)
 {
 	size_t m;
+	char lab[512];
 
 	nd_buf_adds(b, "## 6 Idle gaps\n\n");
 	if (r->ngaps == 0) {
 		nd_buf_adds(b, "No idle gaps on the devices.\n\n");
+		md_lines(r, b);
 		return;
 	}
 	nd_sort(r->causes, r->ncauses, sizeof *r->causes, nd_rep_cause_cmp, r);
 	nd_sort(r->payids, r->npayids, sizeof *r->payids, nd_rep_pay_cmp, r);
-	nd_buf_addf(b, "%llu gaps where no op runs on a device "
-	    "(trace-gaps(1), device level), ", (unsigned long long)r->ngaps);
+	nd_buf_addf(b, "Device idle: %llu gaps where no op runs on any line "
+	    "of a device (trace-gaps(1), device level), ",
+	    (unsigned long long)r->ngaps);
 	nd_rep_put_dur(b, r->gap_total);
 	nd_buf_adds(b, " in total; the largest ");
 	nd_rep_put_dur(b, r->gap_max);
 	nd_buf_adds(b, " on ");
-	put_txt(b, nd_rep_name_of(r, r->gap_max_dev));
+	put_txt(b, nd_rep_src_label(r, r->gap_max_src, nd_rep_name_of(r,
+	    r->gap_max_dev), lab, sizeof lab));
 	nd_buf_addf(b, " at ts_ns %lld.\n\n", (long long)r->gap_max_ts);
 	nd_buf_adds(b, "| cause | gaps | time | share |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < r->ncauses; i++) {
@@ -548,6 +731,7 @@ md_gaps(nd_report *r, nd_buf *b)
 	}
 	more(b, r, r->npayids, "payload ops");
 	nd_buf_adds(b, "\n");
+	md_lines(r, b);
 }
 
 static void
@@ -608,41 +792,95 @@ md_memory(nd_report *r, nd_buf *b)
 		else
 			nd_buf_adds(b, "-");
 		nd_buf_adds(b, " | ");
-		put_txt(b, p->op);
+		put_name(b, p->op);
 		nd_buf_adds(b, " | ");
-		put_txt(b, p->scope);
+		put_name(b, p->scope);
 		nd_buf_adds(b, " |\n");
 	}
 	nd_buf_adds(b, "\n");
+}
+
+/* The rules that could not run, and why: "a and b (no steps), c (one
+ * rank)"; 0 when every rule ran. */
+static int
+md_notrun(const nd_report *r, nd_buf *b)
+{
+	int n = 0, done[R_NRULES] = { 0 };
+
+	for (int i = 0; i < R_NRULES; i++) {
+		if (r->notrun[i] == NULL || done[i])
+			continue;
+		nd_buf_adds(b, n ? ", " : "");
+		for (int j = i, k = 0; j < R_NRULES; j++) {
+			if (r->notrun[j] == NULL || strcmp(r->notrun[j],
+			    r->notrun[i]) != 0)
+				continue;
+			nd_buf_addf(b, "%s%s", k++ ? ", " : "",
+			    nd_rep_rules[j].id);
+			done[j] = 1;
+		}
+		nd_buf_addf(b, " (%s)", r->notrun[i]);
+		n++;
+	}
+	return n;
+}
+
+static void
+md_verdict(nd_report *r, nd_buf *b)
+{
+	nd_buf nr = ND_BUF_INIT;
+	int notrun = md_notrun(r, &nr);
+
+	if (r->nfnd > 0)
+		nd_buf_addf(b, "%zu finding%s, ranked by the share %s each "
+		    "explains.", r->nfnd, r->nfnd > 1 ? "s" : "",
+		    r->window == RW_PROFILE ? "of the profile window" :
+		    "of steady step time");
+	else if (notrun == 0)
+		nd_buf_adds(b, "No single bottleneck dominates");
+	else
+		nd_buf_adds(b, "No rule fired, but not every rule could run, "
+		    "so a bottleneck they measure is not ruled out");
+	if (r->nfnd == 0 && r->dbd_total > 0 && r->window != RW_NONE) {
+		nd_buf_adds(b, ": compute ");
+		put_pct(b, r->dbd.compute_ns, r->dbd_total);
+		nd_buf_adds(b, ", exposed communication ");
+		put_pct(b, r->dbd.communication_ns, r->dbd_total);
+		nd_buf_adds(b, ", memory ");
+		put_pct(b, r->dbd.memory_ns, r->dbd_total);
+		nd_buf_adds(b, ", host ");
+		put_pct(b, r->dbd.host_ns, r->dbd_total);
+		nd_buf_adds(b, ", idle ");
+		put_pct(b, r->dbd.idle_ns, r->dbd_total);
+		nd_buf_addf(b, " %s, all devices", r->window == RW_PROFILE ?
+		    "of the profile window" : "of steady step time");
+	}
+	if (r->nfnd == 0)
+		nd_buf_adds(b, ".");
+	if (notrun)
+		nd_buf_addf(b, " Not run: %.*s.", (int)nr.len, nr.p);
+	nd_buf_adds(b, "\n\n");
+	nd_buf_free(&nr);
 }
 
 static void
 md_findings(nd_report *r, nd_buf *b)
 {
 	nd_buf_adds(b, "## 9 Findings\n\n");
-	if (r->nfnd == 0) {
-		nd_buf_adds(b, "No single bottleneck dominates");
-		if (r->dbd_total > 0) {
-			nd_buf_adds(b, ": compute ");
-			put_pct(b, r->dbd.compute_ns, r->dbd_total);
-			nd_buf_adds(b, ", exposed communication ");
-			put_pct(b, r->dbd.communication_ns, r->dbd_total);
-			nd_buf_adds(b, ", memory ");
-			put_pct(b, r->dbd.memory_ns, r->dbd_total);
-			nd_buf_adds(b, ", host ");
-			put_pct(b, r->dbd.host_ns, r->dbd_total);
-			nd_buf_adds(b, ", idle ");
-			put_pct(b, r->dbd.idle_ns, r->dbd_total);
-			nd_buf_adds(b, " of steady step time, all devices");
-		}
-		nd_buf_adds(b, ".\n\n");
-	}
+	md_verdict(r, b);
 	for (size_t i = 0; i < r->nfnd; i++) {
 		const struct finding *f = &r->fnd[i];
 
 		nd_buf_addf(b, "### %s\n\n", nd_rep_rules[f->rule].id);
 		put_txt(b, f->statement);
-		nd_buf_adds(b, ".\n\n- Evidence: ");
+		nd_buf_adds(b, ".\n\n- Explains: ");
+		nd_rep_put_dur(b, f->explains_ns);
+		nd_buf_addf(b, ", %.1f %% %s.\n- Evidence: ", f->explains_pct,
+		    f->rule == R_STRAGGLER ? "of the median step" :
+		    f->rule == R_VARIANCE ? "of steady step time" :
+		    r->window == RW_PROFILE ? "of the profile window" :
+		    r->window == RW_STEADY ? "of steady step time" :
+		    "of exclusive time");
 		put_txt(b, f->evidence);
 		nd_buf_adds(b, ".\n- Suggestion: ");
 		put_txt(b, f->suggestion);
@@ -657,13 +895,20 @@ md_findings(nd_report *r, nd_buf *b)
 			fired |= r->fnd[j].rule == i;
 		nd_buf_addf(b, "| %s | %s | %g %% | ", nd_rep_rules[i].id,
 		    nd_rep_rules[i].what, r->thr[i]);
-		if (r->has_val[i])
+		if (r->has_val[i] && r->notrun[i] == NULL)
 			nd_buf_addf(b, "%.1f %%", r->val[i]);
 		else
 			nd_buf_adds(b, "-");
-		nd_buf_addf(b, " | %s |\n", fired ? "yes" : "no");
+		if (r->notrun[i] != NULL)
+			nd_buf_addf(b, " | not run: %s |\n", r->notrun[i]);
+		else
+			nd_buf_addf(b, " | %s |\n", fired ? "yes" : "no");
 	}
-	nd_buf_adds(b, "\nSet a threshold with `--threshold ID=PERCENT`.\n");
+	nd_buf_adds(b, "\nThe window: ");
+	nd_buf_adds(b, r->window == RW_PROFILE ? "the profile window of each "
+	    "device (first to last device op; no steps were found), summed "
+	    "over devices" : "the steady steps, summed over devices");
+	nd_buf_adds(b, ". Set a threshold with `--threshold ID=PERCENT`.\n");
 }
 
 /* --- a trace-diff output as a comparison report --- */

@@ -5,8 +5,10 @@
 #include "nd_report_int.h"
 
 #include "nd_regions.h"
+#include "nd_sort.h"
 #include "nd_top.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +51,23 @@ model_ranks(nd_report *r, const nd_stepsum_res *s)
 	r->spread_max = s->spread_max;
 }
 
+/* No source has steps: the breakdowns cover the profile window of each
+ * device (nd_steps_profile), summed over devices in dbd. */
+static void
+model_profile(nd_report *r)
+{
+	memset(&r->dbd, 0, sizeof r->dbd);
+	r->dbd_total = 0;
+	for (size_t i = 0; i < r->ndevs; i++) {
+		r->devbd[i].bd = r->devs[i].pw_bd;
+		r->devbd[i].total = r->devs[i].pw_total;
+		nd_breakdown_add(&r->dbd, &r->devs[i].pw_bd);
+		r->dbd_total += r->devs[i].pw_total;
+	}
+	if (r->dbd_total > 0)
+		r->window = RW_PROFILE;
+}
+
 /* The step statistics, breakdowns and straggler: the step-summary engine
  * (nd_stepsum) over the step records of finish_source. */
 static void
@@ -78,6 +97,7 @@ model_steps(nd_report *r)
 	r->bd_total = s->bd_total;
 	r->dbd = s->dev_bd;
 	r->dbd_total = s->dev_total;
+	r->window = s->nsteps > 0 && s->dev_total > 0 ? RW_STEADY : RW_NONE;
 	r->devbd = nd_xcalloc(r->ndevs ? r->ndevs : 1, sizeof *r->devbd);
 	r->ndevbd = r->ndevs;
 	for (size_t i = 0; i < r->ndevs; i++) {
@@ -87,14 +107,16 @@ model_steps(nd_report *r)
 			r->devbd[i].total = s->dev[i].total;
 		}
 	}
+	if (s->nsteps == 0)
+		model_profile(r);
 	model_ranks(r, s);
 }
 
-/* The fields of a leaf key (nd_report_collect.c: kind, name, family,
- * class, scope). */
-enum { F_NAME = 1, F_FAMILY, F_CLASS, F_SCOPE };
+/* shared with the findings (nd_report_int.h) under its lib-wide name */
+#define leaf_field nd_rep_leaf_field
 
-static const char *
+/* Field `field` (F_*) of a leaf key, NULL when it has none. */
+const char *
 leaf_field(const char *k, size_t n, int field, size_t *len)
 {
 	const char *p = k, *end = k + n, *s;
@@ -309,9 +331,225 @@ nd_report_finish(nd_report *r)
 	r->finished = 1;
 	model_steps(r);
 	model_tables(r);
+	nd_rep_model_opreg(r);
 	model_memory(r);
+	nd_rep_model_gaps(r);
 	r->nroof = nd_roof_finish(r->roof, &r->roofrows, &r->roofsum);
 	nd_rep_model_findings(r);
+}
+
+/* The op x region table: exclusive time per (name, scope) of the leaves
+ * of the ops table, in nd_top's row order (nd_top.h: exclusive, total,
+ * count, then key bytes), so its rows are trace-topk's --by name,scope.
+ * Grouped by a table and only the rows shown selected (a sorted array of
+ * at most OPREG_SEL rows, else a full sort): the leaves can be many. */
+#define OPREG_SEL 64
+
+struct ogrp {
+	uint64_t count;
+	int64_t self, total;
+};
+
+struct osel {
+	const struct ogrp *g;
+	nd_intern *keys;
+};
+
+static int
+opreg_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct osel *c = ctx;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	nd_top_fig x = { c->g[ia].count, c->g[ia].self, c->g[ia].total, 0,
+	    NULL, 0 };
+	nd_top_fig y = { c->g[ib].count, c->g[ib].self, c->g[ib].total, 0,
+	    NULL, 0 };
+
+	x.key = nd_intern_str(c->keys, ia, &x.keylen);
+	y.key = nd_intern_str(c->keys, ib, &y.keylen);
+	return nd_top_row_order(&x, &y, ND_TOP_SELF);
+}
+
+/* The first m of ids[0..n) in opreg_cmp order, into ids[0..m). */
+static void
+opreg_select(uint32_t *ids, size_t n, size_t m, struct osel *c)
+{
+	size_t k = 0;
+
+	if (m > OPREG_SEL || m >= n) {
+		nd_sort(ids, n, sizeof *ids, opreg_cmp, c);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = ids[i];
+		size_t j;
+
+		if (k == m && opreg_cmp(&id, &ids[m - 1], c) >= 0)
+			continue;
+		j = k < m ? k++ : m - 1;
+		while (j > 0 && opreg_cmp(&id, &ids[j - 1], c) < 0) {
+			ids[j] = ids[j - 1];
+			j--;
+		}
+		ids[j] = id;
+	}
+}
+
+void
+nd_rep_model_opreg(nd_report *r)
+{
+	uint32_t n = nd_agg_count(r->leaf), *ids;
+	struct osel c;
+	struct ogrp *g = NULL;
+	size_t capg = 0, ng, m;
+
+	c.keys = nd_intern_new();
+	for (uint32_t i = 0; i < n; i++) {
+		size_t kn, len;
+		const char *k = nd_agg_key(r->leaf, i, &kn);
+		const nd_agg_row *row = nd_agg_row_of(r->leaf, i);
+		const char *s;
+		uint32_t id;
+
+		if (row->count == 0 || (!r->fallback && k[5] != 'd'))
+			continue;
+		nd_buf_reset(&r->key);
+		s = leaf_field(k, kn, F_NAME, &len);
+		nd_aggkey_str(&r->key, s ? s : "(none)", s ? len : 6);
+		if ((s = leaf_field(k, kn, F_SCOPE, &len)) != NULL)
+			nd_aggkey_str(&r->key, s, len);
+		else
+			nd_aggkey_none(&r->key);
+		id = nd_intern_id(c.keys, r->key.p, r->key.len);
+		if (id >= capg) {
+			size_t old = capg;
+
+			nd_grow(&g, &capg, (size_t)id + 1, sizeof *g);
+			memset(g + old, 0, (capg - old) * sizeof *g);
+		}
+		g[id].count += row->count;
+		g[id].self += row->self_ns;
+		g[id].total += row->total_ns;
+	}
+	c.g = g;
+	ng = nd_intern_count(c.keys);
+	ids = nd_xmalloc((ng ? ng : 1) * sizeof *ids);
+	for (size_t i = 0; i < ng; i++)
+		ids[i] = (uint32_t)i;
+	m = nd_rep_cut(r, ng);
+	opreg_select(ids, ng, m, &c);
+	r->nopreg_rows = ng;
+	r->opreg = nd_xcalloc(m ? m : 1, sizeof *r->opreg);
+	r->nopreg = m;
+	for (size_t i = 0; i < m; i++) {
+		struct orow *o = &r->opreg[i];
+		size_t kn, len = 0;
+		const char *k = nd_intern_str(c.keys, ids[i], &kn);
+		const char *s = leaf_field(k, kn, 0, &len);
+
+		o->op = nd_intern_str(r->names, nd_intern_id(r->names,
+		    s ? s : "", s ? len : 0), NULL);
+		s = leaf_field(k, kn, 1, &len);
+		o->region = s == NULL ? NULL : nd_intern_str(r->names,
+		    nd_intern_id(r->names, s, len), NULL);
+		o->count = g[ids[i]].count;
+		o->excl = g[ids[i]].self;
+		o->total = g[ids[i]].total;
+	}
+	free(ids);
+	free(g);
+	nd_intern_free(c.keys);
+}
+
+/* Lines by idle time, then label and source; regions of gaps by time,
+ * then name (none last). */
+static int
+line_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_report *r = ctx;
+	const struct gline *x = a, *y = b;
+	int c;
+
+	if (x->idle != y->idle)
+		return x->idle > y->idle ? -1 : 1;
+	if ((c = strcmp(nd_rep_name_of(r, x->label),
+	    nd_rep_name_of(r, y->label))) != 0)
+		return c;
+	return (x->source > y->source) - (x->source < y->source);
+}
+
+/* Two names by id, none (UINT32_MAX) last. */
+static int
+name_cmp(const nd_report *r, uint32_t x, uint32_t y)
+{
+	if (x == UINT32_MAX || y == UINT32_MAX)
+		return (x == UINT32_MAX) - (y == UINT32_MAX);
+	return strcmp(nd_rep_name_of(r, x), nd_rep_name_of(r, y));
+}
+
+static int
+greg_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct payload *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return name_cmp(ctx, x->region, y->region);
+}
+
+/* Models by devices, then name (unknown last); hw_src_cmp: by source
+ * first. */
+static int
+hw_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct hwrow *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return name_cmp(ctx, x->model, y->model);
+}
+
+static int
+hw_src_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct hwrow *x = a, *y = b;
+
+	if (x->source != y->source)
+		return x->source < y->source ? -1 : 1;
+	return hw_cmp(a, b, ctx);
+}
+
+/* The hardware over sources: the rows of every source summed by model. */
+static void
+model_hw(nd_report *r)
+{
+	nd_map64 *ix = nd_map64_new();
+
+	r->hwall = nd_xcalloc(r->nhw ? r->nhw : 1, sizeof *r->hwall);
+	for (size_t i = 0; i < r->nhw; i++) {
+		int isnew;
+		uint64_t *v = nd_map64_put(ix, r->hw[i].model, &isnew);
+
+		if (isnew) {
+			*v = r->nhwall;
+			r->hwall[r->nhwall] = r->hw[i];
+			r->hwall[r->nhwall++].n = 0;
+		}
+		r->hwall[*v].n += r->hw[i].n;
+	}
+	nd_map64_free(ix);
+	nd_sort(r->hwall, r->nhwall, sizeof *r->hwall, hw_cmp, r);
+	nd_sort(r->hw, r->nhw, sizeof *r->hw, hw_src_cmp, r);
+}
+
+void
+nd_rep_model_gaps(nd_report *r)
+{
+	nd_sort(r->lines, r->nlines, sizeof *r->lines, line_cmp, r);
+	while (r->nlines_gap < r->nlines && r->lines[r->nlines_gap].gaps > 0)
+		r->nlines_gap++;
+	nd_sort(r->gregs, r->ngregs, sizeof *r->gregs, greg_cmp, r);
+	model_hw(r);
 }
 
 int

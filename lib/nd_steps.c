@@ -14,6 +14,27 @@
 #include <strings.h>
 
 const char *
+nd_ss_name(int step_source)
+{
+	static const char *const n[] = {
+		"none", "inferred", "xla_module", "marker"
+	};
+
+	return step_source >= 0 && step_source <= ND_SS_MARKER ?
+	    n[step_source] : "none";
+}
+
+int
+nd_ss_of(const nd_jval *v)
+{
+	if (v != NULL && v->type == ND_JSTR)
+		for (int k = ND_SS_NONE; k < ND_SS_MARKER; k++)
+			if (nd_jstr_eq(v, nd_ss_name(k)))
+				return k;
+	return ND_SS_MARKER;
+}
+
+const char *
 nd_sm_name(int marker)
 {
 	switch (marker) {
@@ -101,6 +122,48 @@ is_sync(const nd_event *ev)
 	    memmem(ev->name.p, ev->name.n, "BlockHostUntilReady", 19) != NULL);
 }
 
+/*
+ * Length of the XLA module name in a module span's name, 0 when it is not
+ * one: device (host 0) "NAME(fingerprint)" or "NAME"; host
+ * "NAME:XLA <platform> module".
+ */
+static size_t
+module_name_len(const char *p, size_t n, int host)
+{
+	if (host) {
+		if (n < 7 || memcmp(p + n - 7, " module", 7) != 0)
+			return 0;
+		for (size_t i = n - 7; i-- > 0;)
+			if (n - 7 - i >= 5 && memcmp(p + i, ":XLA ", 5) == 0)
+				return i;
+		return 0;
+	}
+	if (n > 2 && p[n - 1] == ')') {
+		size_t i = n - 1;
+
+		while (i > 0 && isdigit((unsigned char)p[i - 1]))
+			i--;
+		if (i > 1 && i < n - 1 && p[i - 1] == '(')
+			return i - 1;
+	}
+	return n;
+}
+
+/* 1: a span of the "XLA Modules" line of a device (xplane2ndjson's cat
+ * xla_module, or the line's name in a Chrome/Perfetto export); 2: a host
+ * span that runs a module; 0: neither. */
+static int
+xla_module(const nd_event *ev, int kind)
+{
+	if (SEQ(ev->cat, "xla_module") || (SEQ(ev->thread, "XLA Modules") &&
+	    has_prefix(ev->process, "/device:")))
+		return module_name_len(ev->name.p, ev->name.n, 0) > 0;
+	if (kind == ND_KIND_HOST &&
+	    module_name_len(ev->name.p, ev->name.n, 1) > 0)
+		return 2;
+	return 0;
+}
+
 void
 nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 {
@@ -148,6 +211,9 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 	}
 	if (ev->dur_ns <= 0)
 		return;
+	if (r->marker == ND_SM_NONE && r->kind != ND_KIND_DEVICE &&
+	    ev->name.p != NULL)
+		r->xla = xla_module(ev, r->kind);
 	if (r->kind == ND_KIND_DEVICE) {
 		r->role = ND_ROLE_DEVICE;
 		if (SEQ(ev->cls, "communication") ||
@@ -205,7 +271,10 @@ nd_op_is_light(const char *name, size_t n)
 		size_t n;
 	} base[] = {
 		L("iota"), L("constant"), L("bitcast"), L("get-tuple-element"),
-		L("parameter"), L("tuple"), L("after-all")
+		L("parameter"), L("tuple"), L("after-all"),
+		/* Kineto's GPU synchronisation activities: waits, no work */
+		L("Stream Sync"), L("Event Sync"), L("Context Sync"),
+		L("Stream Wait Event")
 	};
 #undef L
 
@@ -275,6 +344,11 @@ struct tl {
 	int bad[TL_NLOG];
 	nd_ivlog fl;
 	int flbad;
+	/* top-level spans of the thread (dev CAND): (start, candidate) */
+	nd_ivlog top;
+	int64_t top_hi;		/* end of the last top-level span */
+	int topbad;		/* out of order: no candidate here */
+	uint32_t top_id;	/* candidate of the last one, + 1 (0: none) */
 };
 
 struct dev {
@@ -282,6 +356,7 @@ struct dev {
 	size_t keylen;
 	int is_device;		/* key from the `device` field */
 	uint64_t nops;		/* device ops seen */
+	int64_t op_lo, op_hi;	/* first device op start, last end */
 	char *model;		/* from the meta record, or NULL */
 	double trace_peak;	/* peak the trace states, 0 if none */
 	nd_ivlog cat[3];	/* at finish, with -d or one device */
@@ -295,6 +370,21 @@ struct dev {
 struct marker {
 	int kind, has_num, dev;	/* dev -1: host */
 	int64_t num, lo, hi;
+};
+
+/* A repeating top-level span: (thread, name) and its executions' sum. */
+struct cand {
+	uint32_t tl;		/* index in tls */
+	uint64_t n;
+	int64_t sum, lo, hi;	/* summed duration, first start, last end */
+};
+
+/* An XLA module execution (the steps when there is no marker). */
+struct mod {
+	uint32_t name;		/* in modnames, without the span name's suffix */
+	int dev;		/* -1: a host span */
+	int64_t pid, tid;	/* its thread (a host span's) */
+	int64_t lo, hi;
 };
 
 struct nd_steps {
@@ -319,6 +409,16 @@ struct nd_steps {
 	nd_step *out;
 	size_t nout, capout;
 	nd_ivlog uni[3], uniwait;	/* unions over devices, at finish */
+	struct mod *mods;
+	size_t nmods, capmods;
+	struct cand *cands;
+	size_t ncands, capcands;
+	nd_intern *candkeys;	/* (tl index, name) -> index in cands */
+	nd_intern *modnames;
+	int has_what;		/* the windows come from module (or span) what */
+	uint32_t what;		/* in modnames */
+	int nosteps;		/* finished without steps: per-device sets */
+	int need_dev, need_uni;	/* the records read per-device sets, unions */
 	nd_buf kb;
 };
 
@@ -331,6 +431,8 @@ nd_steps_new(const nd_steps_opts *o)
 	s->chunk = nd_ivlog_chunk_env();
 	s->devkeys = nd_intern_new();
 	s->tlkeys = nd_intern_new();
+	s->modnames = nd_intern_new();
+	s->candkeys = nd_intern_new();
 	s->dn = nd_devnames_new();
 	return s;
 }
@@ -353,6 +455,7 @@ tl_free(struct tl *t)
 		nd_ivset_free(&t->ooo[k]);
 	}
 	nd_ivlog_free(&t->fl);
+	nd_ivlog_free(&t->top);
 }
 
 static void
@@ -389,6 +492,14 @@ free_source(nd_steps *s)
 	nd_spool_free(s->sp);
 	s->sp = NULL;
 	s->nmk = s->nout = 0;
+	s->nmods = 0;
+	nd_intern_free(s->modnames);
+	s->modnames = nd_intern_new();
+	s->ncands = 0;
+	nd_intern_free(s->candkeys);
+	s->candkeys = nd_intern_new();
+	s->has_what = 0;
+	s->nosteps = s->need_dev = s->need_uni = 0;
 	nd_devnames_reset(s->dn);
 	nd_intern_free(s->devkeys);
 	s->devkeys = nd_intern_new();
@@ -405,6 +516,10 @@ nd_steps_free(nd_steps *s)
 	free(s->tls);
 	free(s->devs);
 	free(s->mk);
+	free(s->mods);
+	free(s->cands);
+	nd_intern_free(s->modnames);
+	nd_intern_free(s->candkeys);
 	nd_devnames_free(s->dn);
 	free(s->out);
 	nd_buf_free(&s->kb);
@@ -467,6 +582,24 @@ add_marker(nd_steps *s, const nd_span_role *r, int dev, int64_t lo,
 	m->dev = dev;
 	m->lo = lo;
 	m->hi = hi;
+}
+
+static void
+add_mod(nd_steps *s, const nd_event *ev, int dev)
+{
+	struct mod *m;
+	size_t n = module_name_len(ev->name.p, ev->name.n, dev < 0);
+
+	if (s->nmods == s->capmods)
+		nd_grow(&s->mods, &s->capmods, s->nmods + 1, sizeof *s->mods);
+	m = &s->mods[s->nmods++];
+	m->name = nd_intern_id(s->modnames, ev->name.p, n);
+	m->dev = dev;
+	/* a device's executions are in order of start whatever its lines */
+	m->pid = dev < 0 ? ev->pid : 0;
+	m->tid = dev < 0 ? ev->tid : 0;
+	m->lo = ev->ts_ns;
+	m->hi = ev->ts_ns + ev->dur_ns;
 }
 
 /* Skip a string at p (at its opening quote) of validated JSON. */
@@ -654,6 +787,8 @@ tl_of(nd_steps *s, const nd_event *ev, int dev)
 	for (int k = 0; k < TL_NLOG; k++)
 		nd_ivlog_init(&t->log[k], s->sp, s->chunk);
 	nd_ivlog_init(&t->fl, s->sp, s->chunk);
+	nd_ivlog_init(&t->top, s->sp, s->chunk);
+	t->top_hi = INT64_MIN;
 	return t;
 }
 
@@ -720,6 +855,67 @@ keyed_add(struct keyed *k, struct tl *t, const nd_event *ev, int64_t lo,
 	}
 }
 
+/* The timelines of the step candidates: their own, apart from a thread's
+ * host activity (dev -1) and device ops (dev >= 0). */
+#define CAND_DEV (-3)
+
+/* A host span or device annotation: a candidate step when it is top-level
+ * on its thread (starts at or after the end of the last top-level one). */
+static void
+add_top(nd_steps *s, const nd_event *ev)
+{
+	struct tl *t = tl_of(s, ev, CAND_DEV);
+	uint32_t tli = (uint32_t)(t - s->tls), id;
+	struct cand *c;
+
+	if (t->topbad || ev->ts_ns < t->top_hi)
+		return;
+	/* a loop repeats a name: the last one's id without a lookup */
+	if (t->top_id > 0) {
+		size_t n;
+		const char *k = nd_intern_str(s->candkeys, t->top_id - 1, &n);
+
+		id = n - sizeof tli == ev->name.n &&
+		    memcmp(k + sizeof tli, ev->name.p, ev->name.n) == 0 ?
+		    t->top_id - 1 : UINT32_MAX;
+	} else
+		id = UINT32_MAX;
+	if (id == UINT32_MAX) {
+		nd_buf_reset(&s->kb);
+		nd_buf_add(&s->kb, &tli, sizeof tli);
+		nd_buf_add(&s->kb, ev->name.p, ev->name.n);
+		/* memory: no new candidate past the cap (names that never
+		 * repeat are no steps) */
+		id = s->ncands < ND_INFER_MAX_CANDS ?
+		    nd_intern_id(s->candkeys, s->kb.p, s->kb.len) :
+		    nd_intern_find(s->candkeys, s->kb.p, s->kb.len);
+	}
+	if (id == UINT32_MAX) {
+		t->top_hi = ev->ts_ns + ev->dur_ns;
+		t->top_id = 0;
+		return;
+	}
+	t->top_id = id + 1;
+	if (nd_ivlog_push(&t->top, ev->ts_ns, (int64_t)id) != 0) {
+		t->topbad = 1;	/* out of order */
+		return;
+	}
+	t->top_hi = ev->ts_ns + ev->dur_ns;
+	if (id == s->ncands) {
+		if (s->ncands == s->capcands)
+			nd_grow(&s->cands, &s->capcands, s->ncands + 1,
+			    sizeof *s->cands);
+		c = &s->cands[s->ncands++];
+		memset(c, 0, sizeof *c);
+		c->tl = tli;
+		c->lo = ev->ts_ns;
+	}
+	c = &s->cands[id];
+	c->n++;
+	c->sum += ev->dur_ns;
+	c->hi = t->top_hi;
+}
+
 void
 nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
 {
@@ -734,6 +930,11 @@ nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
 			dev = dev_of(s, ev);
 		add_marker(s, r, dev, lo, hi);
 	}
+	if (r->xla)
+		add_mod(s, ev, r->xla == 1 ? dev_of(s, ev) : -1);
+	if (r->marker == ND_SM_NONE && ev->dur_ns > 0 && ev->name.p != NULL &&
+	    (r->kind == ND_KIND_HOST || r->kind == ND_KIND_ANNOT))
+		add_top(s, ev);
 	if (r->role == ND_ROLE_DEVICE) {
 		int dev = dev_of(s, ev);
 		struct dev *d = &s->devs[dev];
@@ -741,6 +942,10 @@ nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
 
 		struct tl *t = NULL;
 
+		if (d->nops == 0 || lo < d->op_lo)
+			d->op_lo = lo;
+		if (d->nops == 0 || hi > d->op_hi)
+			d->op_hi = hi;
 		d->nops++;
 		if (!s->o.markers_only) {
 			t = tl_of(s, ev, dev);
@@ -819,9 +1024,195 @@ new_out(nd_steps *s)
 	return o;
 }
 
+/* Windows from the markers s->mk (one kind), merged per (scope, number),
+ * into s->out; unnumbered markers are numbered 1, 2, ... in order of start
+ * per scope. */
+static void
+merge_marks(nd_steps *s, int marker, int source)
+{
+	nd_sort(s->mk, s->nmk, sizeof *s->mk, marker_cmp, NULL);
+	for (size_t i = 0, ord = 0; i < s->nmk; i++) {
+		if (i == 0 || s->mk[i].dev != s->mk[i - 1].dev)
+			ord = 0;
+		if (!s->mk[i].has_num)
+			s->mk[i].num = (int64_t)++ord;
+	}
+	nd_sort(s->mk, s->nmk, sizeof *s->mk, win_cmp, NULL);
+	for (size_t i = 0; i < s->nmk; i++) {
+		struct marker *m = &s->mk[i];
+		nd_step *o;
+
+		if (i > 0 && m->dev == m[-1].dev && m->num == m[-1].num) {
+			o = &s->out[s->nout - 1];
+			if (m->lo < o->ts) {
+				o->dur += o->ts - m->lo;
+				o->ts = m->lo;
+			}
+			if (m->hi > o->ts + o->dur)
+				o->dur = m->hi - o->ts;
+			continue;
+		}
+		o = new_out(s);
+		o->num = m->num;
+		o->ts = m->lo;
+		o->dur = m->hi - m->lo;
+		o->marker = marker;
+		o->source = source;
+		o->dev = m->dev;
+	}
+}
+
+/* A numbered window [lo, hi) of scope dev for merge_marks, from steps
+ * without markers. */
+static void
+push_mark(nd_steps *s, int64_t num, int dev, int64_t lo, int64_t hi)
+{
+	struct marker *mk;
+
+	if (s->nmk == s->capmk)
+		nd_grow(&s->mk, &s->capmk, s->nmk + 1, sizeof *s->mk);
+	mk = &s->mk[s->nmk++];
+	mk->kind = ND_SM_NONE;
+	mk->has_num = 1;
+	mk->num = num;
+	mk->dev = dev;
+	mk->lo = lo;
+	mk->hi = hi;
+}
+
+static int
+mod_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct mod *x = a, *y = b;
+
+	(void)ctx;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
 /*
- * The windows of the source, merged per (scope, number), into s->out
- * (num, ts, dur, marker, dev): dev is the scope (-1 host) here.
+ * No marker: the executions of the step module as markers in s->mk.  The
+ * step module takes the most time on the devices' "XLA Modules" lines, else
+ * (no such line) in host spans; the first seen on ties.  The k-th execution
+ * on a device (on a host thread) is step k; a device's window is the
+ * execution, a host thread's runs to its next execution's start, the last
+ * to the end of the source's last device op (or its own end, if later).
+ */
+static void
+xla_marks(nd_steps *s)
+{
+	uint32_t nn = nd_intern_count(s->modnames), best = 0;
+	int64_t *tot = nd_xcalloc((size_t)nn * 2 + 1, sizeof *tot), end = 0;
+	int side = 1;		/* 0: device lines, 1: host spans */
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nmods; i++) {
+		tot[s->mods[i].name * 2 + (s->mods[i].dev < 0)] +=
+		    s->mods[i].hi - s->mods[i].lo;
+		if (s->mods[i].dev >= 0)
+			side = 0;
+	}
+	for (uint32_t i = 1; i < nn; i++)
+		if (tot[i * 2 + side] > tot[best * 2 + side])
+			best = i;
+	free(tot);
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].name == best && (s->mods[i].dev < 0) == side)
+			s->mods[n++] = s->mods[i];
+	s->nmods = n;	/* only the step module is needed from here on */
+	nd_sort(s->mods, n, sizeof *s->mods, mod_cmp, NULL);
+	for (size_t d = 0; d < s->ndevs; d++)
+		if (s->devs[d].nops > 0 && s->devs[d].op_hi > end)
+			end = s->devs[d].op_hi;
+	s->nmk = 0;
+	for (size_t i = 0, k = 0; i < n; i++) {
+		const struct mod *m = &s->mods[i];
+		int same = i + 1 < n && m[1].dev == m->dev &&
+		    m[1].pid == m->pid && m[1].tid == m->tid;
+
+		k = i > 0 && m[-1].dev == m->dev && m[-1].pid == m->pid &&
+		    m[-1].tid == m->tid ? k + 1 : 1;
+		push_mark(s, (int64_t)k, m->dev, m->lo, m->dev >= 0 ? m->hi :
+		    same ? m[1].lo : end > m->hi ? end : m->hi);
+	}
+	s->has_what = n > 0;
+	s->what = best;
+}
+
+/* Does candidate c make convincing steps (nd_steps.h, ND_INFER_*) on
+ * device ops from dlo to dhi? */
+static int
+cand_ok(const nd_steps *s, const struct cand *c, int64_t dlo, int64_t dhi)
+{
+	int64_t from = c->lo > dlo ? c->lo : dlo;
+
+	return c->n >= ND_INFER_MIN_REPEATS && !s->tls[c->tl].topbad &&
+	    (double)c->sum >= ND_INFER_MIN_BUSY * (double)(c->hi - c->lo) &&
+	    c->lo < dhi &&
+	    (double)(dhi - from) >= ND_INFER_MIN_COVER * (double)(dhi - dlo);
+}
+
+/*
+ * No marker and no XLA module: the executions of the best candidate as
+ * markers in s->mk, if any is convincing (cand_ok); the one with the
+ * largest summed duration, the first seen on ties.  Execution k is step
+ * k, from its start to the next one's start, the last to the end of the
+ * source's last device op (or its own end, if later).
+ */
+static void
+infer_marks(nd_steps *s)
+{
+	int64_t dlo = INT64_MAX, dhi = INT64_MIN, end;
+	size_t best = SIZE_MAX, n;
+	const char *key;
+	struct tl *t;
+	nd_ivcur cur;
+	int64_t k = 0;
+
+	s->nmk = 0;
+	for (size_t d = 0; d < s->ndevs; d++)
+		if (s->devs[d].nops > 0) {
+			if (s->devs[d].op_lo < dlo)
+				dlo = s->devs[d].op_lo;
+			if (s->devs[d].op_hi > dhi)
+				dhi = s->devs[d].op_hi;
+		}
+	for (size_t i = 0; i < s->ncands && dhi > dlo; i++)
+		if (cand_ok(s, &s->cands[i], dlo, dhi) && (best == SIZE_MAX ||
+		    s->cands[i].sum > s->cands[best].sum))
+			best = i;
+	if (best == SIZE_MAX)
+		return;
+	t = &s->tls[s->cands[best].tl];
+	end = dhi > s->cands[best].hi ? dhi : s->cands[best].hi;
+	nd_ivlog_close(&t->top);
+	nd_ivcur_init(&cur, &t->top);
+	for (uint64_t i = 0; i < nd_ivlog_count(&t->top); i++) {
+		nd_iv v = nd_ivcur_at(&cur, i);
+
+		if (v.hi != (int64_t)best)
+			continue;
+		if (k > 0)
+			s->mk[s->nmk - 1].hi = v.lo;
+		push_mark(s, ++k, -1, v.lo, end);
+	}
+	nd_ivcur_free(&cur);
+	key = nd_intern_str(s->candkeys, (uint32_t)best, &n);
+	s->what = nd_intern_id(s->modnames, key + sizeof(uint32_t),
+	    n - sizeof(uint32_t));
+	s->has_what = 1;
+}
+
+/*
+ * The windows of the source into s->out (num, ts, dur, marker, source,
+ * dev): dev is the scope (-1 host) here.  The strongest marker kind; else
+ * the op step keys; else the XLA module executions; else the inferred
+ * steps.
  */
 static void
 build_windows(nd_steps *s)
@@ -830,6 +1221,7 @@ build_windows(nd_steps *s)
 	size_t w = 0;
 
 	s->nout = 0;
+	s->has_what = 0;
 	for (size_t i = 0; i < s->nmk; i++)
 		if (s->mk[i].kind > best)
 			best = s->mk[i].kind;
@@ -839,36 +1231,7 @@ build_windows(nd_steps *s)
 			if (s->mk[i].kind == best)
 				s->mk[w++] = s->mk[i];
 		s->nmk = w;
-		/* unnumbered markers: 1, 2, ... in order of start per scope */
-		nd_sort(s->mk, s->nmk, sizeof *s->mk, marker_cmp, NULL);
-		for (size_t i = 0, ord = 0; i < s->nmk; i++) {
-			if (i == 0 || s->mk[i].dev != s->mk[i - 1].dev)
-				ord = 0;
-			if (!s->mk[i].has_num)
-				s->mk[i].num = (int64_t)++ord;
-		}
-		nd_sort(s->mk, s->nmk, sizeof *s->mk, win_cmp, NULL);
-		for (size_t i = 0; i < s->nmk; i++) {
-			struct marker *m = &s->mk[i];
-			nd_step *o;
-
-			if (i > 0 && m->dev == m[-1].dev && m->num == m[-1].num) {
-				o = &s->out[s->nout - 1];
-				if (m->lo < o->ts) {
-					o->dur += o->ts - m->lo;
-					o->ts = m->lo;
-				}
-				if (m->hi > o->ts + o->dur)
-					o->dur = m->hi - o->ts;
-				continue;
-			}
-			o = new_out(s);
-			o->num = m->num;
-			o->ts = m->lo;
-			o->dur = m->hi - m->lo;
-			o->marker = best;
-			o->dev = m->dev;
-		}
+		merge_marks(s, best, ND_SS_MARKER);
 		return;
 	}
 	for (size_t d = 0; d < s->ndevs; d++)
@@ -880,8 +1243,17 @@ build_windows(nd_steps *s)
 			o->ts = x->lo;
 			o->dur = x->hi - x->lo;
 			o->marker = ND_SM_OPSTEP;
+			o->source = ND_SS_MARKER;
 			o->dev = (int)d;
 		}
+	if (s->nout == 0 && s->nmods > 0) {
+		xla_marks(s);
+		merge_marks(s, ND_SM_NONE, ND_SS_XLA_MODULE);
+	}
+	if (s->nout == 0 && s->ncands > 0) {
+		infer_marks(s);
+		merge_marks(s, ND_SM_NONE, ND_SS_INFERRED);
+	}
 }
 
 size_t
@@ -1035,8 +1407,9 @@ flops_of(nd_steps *s, struct keyed *k, int dev)
 	free(src);
 }
 
-/* The merged sets the records read: the host's; per device with -d or a
- * single device, else the unions over devices. */
+/* The merged sets the records read (build_records says which): the
+ * host's; per device for records of one device, a single device or no
+ * steps (the profile windows); the unions over devices for the others. */
 static void
 build_sets(nd_steps *s)
 {
@@ -1045,14 +1418,14 @@ build_sets(nd_steps *s)
 	close_timelines(s);
 	union_of(s, &s->host, -1, TL_HOST, NULL);
 	union_of(s, &s->hostcomm, -1, TL_HOSTCOMM, NULL);
-	for (int d = 0; d < nd && (s->o.per_device || nd == 1); d++) {
+	for (int d = 0; d < nd && s->need_dev; d++) {
 		struct dev *dv = &s->devs[d];
 
 		for (int k = 0; k < 3; k++)
 			union_of(s, &dv->cat[k], d, k, NULL);
 		union_of(s, &dv->wait, d, TL_COMM, &s->hostcomm);
 	}
-	if (nd > 1 && !s->o.per_device) {
+	if (s->need_uni) {
 		for (int k = 0; k < 3; k++)
 			union_of(s, &s->uni[k], ANY_DEV, k, NULL);
 		union_of(s, &s->uniwait, ANY_DEV, TL_COMM, &s->hostcomm);
@@ -1065,8 +1438,52 @@ build_sets(nd_steps *s)
 		tl_free(&s->tls[i]);
 }
 
-/* The records: the windows per step number (over the scopes), or per
- * device with -d; and the set of their numbers. */
+static int
+num_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_step *x = a, *y = b;
+
+	(void)ctx;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* Per step number, one record over the scopes' windows win[0..n): their
+ * span; but device windows out of phase (their union is not one
+ * interval) stay one record per device. */
+static void
+merge_scopes(nd_steps *s, nd_step *win, size_t n)
+{
+	nd_sort(win, n, sizeof *win, num_cmp, NULL);
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t end = win[i].ts + win[i].dur;
+		int apart = 0, host = win[i].dev < 0;
+		nd_step *o;
+
+		for (j = i + 1; j < n && win[j].num == win[i].num; j++) {
+			if (win[j].ts > end)
+				apart = 1;
+			if (win[j].ts + win[j].dur > end)
+				end = win[j].ts + win[j].dur;
+			host |= win[j].dev < 0;
+		}
+		if (apart && !host) {
+			for (size_t k = i; k < j; k++)
+				*new_out(s) = win[k];
+			continue;
+		}
+		o = new_out(s);
+		*o = win[i];
+		o->dev = -1;
+		o->dur = end - o->ts;
+	}
+}
+
+/* The records: the windows per step number (merge_scopes), or per device
+ * with -d; the set of their numbers; and which sets they read. */
 static void
 build_records(nd_steps *s)
 {
@@ -1081,30 +1498,9 @@ build_records(nd_steps *s)
 	if (nwin > 0)
 		memcpy(win, s->out, nwin * sizeof *win);
 	s->nout = 0;
-	if (!s->o.per_device) {
-		/* per step number: the union of the scopes' windows */
-		for (size_t i = 0; i < nwin; i++) {
-			nd_step *o = NULL;
-
-			for (size_t j = 0; j < s->nout; j++)
-				if (s->out[j].num == win[i].num) {
-					o = &s->out[j];
-					break;
-				}
-			if (o == NULL) {
-				o = new_out(s);
-				*o = win[i];
-				o->dev = -1;
-				continue;
-			}
-			if (win[i].ts < o->ts) {
-				o->dur += o->ts - win[i].ts;
-				o->ts = win[i].ts;
-			}
-			if (win[i].ts + win[i].dur > o->ts + o->dur)
-				o->dur = win[i].ts + win[i].dur - o->ts;
-		}
-	} else {
+	if (!s->o.per_device)
+		merge_scopes(s, win, nwin);
+	else {
 		for (size_t i = 0; i < nwin; i++) {
 			if (win[i].dev >= 0 || !nd_steps_has_devices(s)) {
 				*new_out(s) = win[i];
@@ -1124,10 +1520,17 @@ build_records(nd_steps *s)
 	free(win);
 	nd_map64_free(s->nums);
 	s->nums = nd_map64_new();
+	s->nosteps = s->nout == 0;
+	s->need_dev = nd == 1 || s->nosteps;
+	s->need_uni = 0;
 	for (size_t i = 0; i < s->nout; i++) {
 		int isnew;
 
 		nd_map64_put(s->nums, (uint64_t)s->out[i].num, &isnew);
+		if (s->out[i].dev >= 0)
+			s->need_dev = 1;
+		else if (nd > 1)
+			s->need_uni = 1;
 	}
 }
 
@@ -1262,10 +1665,39 @@ size_t
 nd_steps_finish(nd_steps *s, const nd_step **out)
 {
 	resolve_models(s);
-	build_sets(s);
+	/* the windows first: the sets they need depend on them */
 	build_records(s);
+	build_sets(s);
 	/* the final order, and the order of the sweeps */
 	nd_sort(s->out, s->nout, sizeof *s->out, step_cmp, NULL);
+	fill_parts(s);
+	fill_rest(s);
+	*out = s->out;
+	return s->nout;
+}
+
+size_t
+nd_steps_profile(nd_steps *s, const nd_step **out)
+{
+	*out = s->out;
+	if (!s->nosteps || s->o.markers_only)
+		return 0;
+	s->nout = 0;
+	for (size_t d = 0; d < s->ndevs; d++) {
+		const struct dev *dv = &s->devs[d];
+		nd_step *o;
+
+		if (dv->nops == 0)
+			continue;
+		o = new_out(s);
+		o->ts = dv->op_lo;
+		o->dur = dv->op_hi - dv->op_lo;
+		o->marker = ND_SM_NONE;
+		o->source = ND_SS_NONE;
+		o->dev = (int)d;
+	}
+	/* once: the windows now hold the profile */
+	s->nosteps = 0;
 	fill_parts(s);
 	fill_rest(s);
 	*out = s->out;
@@ -1283,6 +1715,12 @@ nd_steps_device(const nd_steps *s, int i, const char **model,
 	if (is_device != NULL)
 		*is_device = ok ? s->devs[i].is_device : 0;
 	return ok ? s->devs[i].key : NULL;
+}
+
+const char *
+nd_steps_what(const nd_steps *s)
+{
+	return s->has_what ? nd_intern_str(s->modnames, s->what, NULL) : NULL;
 }
 
 uint32_t

@@ -41,12 +41,18 @@
  * Markers on device processes give one window per device; host markers
  * one per source.  Several markers with the same number in one scope
  * (threads, devices) make one window from the first start to the last end.
+ * A record (without per_device) spans the windows of one number over the
+ * scopes, unless they are all device windows out of phase (their union is
+ * not one interval): then each device keeps its own record.
+ * Without any marker: the XLA module or inferred steps below, else no
+ * steps (nd_steps_profile).
  */
 #ifndef ND_STEPS_H
 #define ND_STEPS_H
 
 #include "nd_event.h"
 #include "nd_interval.h"
+#include "nd_json.h"
 #include "nd_buf.h"
 
 #include <regex.h>
@@ -59,6 +65,53 @@ enum {
 };
 /* "op_step", "step_num", "profiler_step", "steps_line", "regex". */
 const char *nd_sm_name(int marker);
+
+/*
+ * Where a source's steps come from (`step_source` of step records and of
+ * the report), weakest first: none (no steps: analyses use the profile
+ * window, first to last device op, per device), inferred (a repeating
+ * top-level span sequence), xla_module (repeated executions of the
+ * top-level XLA program), marker (any ND_SM_* above, or --step-regex).
+ */
+enum { ND_SS_NONE = 0, ND_SS_INFERRED, ND_SS_XLA_MODULE, ND_SS_MARKER };
+
+/*
+ * Steps without markers (trace-steps(1), "Steps without markers"), tried
+ * in this order when a source has no marker of any kind:
+ *   xla_module  the executions of the step module: the XLA module (span
+ *               name without its "(fingerprint)") with the most time on
+ *               the devices' "XLA Modules" lines, else (no such line) the
+ *               one with the most time in host spans "NAME:XLA <platform>
+ *               module"; the first seen on ties.  The k-th execution on a
+ *               device (a host thread) is step k.  A device's window is the
+ *               execution; a host thread's runs from it to the thread's next
+ *               execution, the last to the end of the last device op.
+ *   inferred    a repeating top-level span: a host span or device
+ *               annotation that starts at or after the end of the previous
+ *               top-level span of its thread, grouped by (thread, name).
+ *               Convincing when it runs at least ND_INFER_MIN_REPEATS times,
+ *               busies its thread for at least ND_INFER_MIN_BUSY of the time
+ *               from its first start to its last end, its first start leaves
+ *               at least ND_INFER_MIN_COVER of the source's device-op
+ *               extent (first op start to last op end) after it, and the
+ *               source has device ops.  The convincing one with the most
+ *               summed time (the first seen on ties) defines the steps:
+ *               execution k is step k, to the next execution's start, the
+ *               last to the end of the last device op; one window per
+ *               source.
+ * Step numbers count from 1 in order of start (an XLA run_id is not used:
+ * it is not the same execution on every device).
+ */
+#define ND_INFER_MIN_REPEATS 3
+#define ND_INFER_MIN_BUSY 0.5
+#define ND_INFER_MIN_COVER 0.8
+/* Candidates (thread, name) kept per source; later new ones are ignored. */
+#define ND_INFER_MAX_CANDS 65536
+/* "none", "inferred", "xla_module", "marker". */
+const char *nd_ss_name(int step_source);
+/* The step_source of a step record's member (NULL: absent), by name;
+ * ND_SS_MARKER when absent or unknown (records from before it existed). */
+int nd_ss_of(const nd_jval *v);
 
 /* Roles of a span. */
 enum { ND_ROLE_NONE = 0, ND_ROLE_DEVICE, ND_ROLE_HOST, ND_ROLE_MARKER };
@@ -74,6 +127,9 @@ typedef struct nd_span_role {
 	int sync;		/* a host span (of any role but marker) that waits
 				 * for the device: *Synchronize,
 				 * block_until_ready, BlockHostUntilReady */
+	int xla;		/* an XLA module execution: 1 on the "XLA
+				 * Modules" line of a device, 2 a host span
+				 * "NAME:XLA <platform> module" */
 } nd_span_role;
 
 /* What ev (a span) is; re: the --step-regex, or NULL. */
@@ -88,7 +144,8 @@ void nd_span_device_ref(const nd_event *ev, nd_buf *b, const char **k,
     size_t *n);
 
 /* Lightweight marker ops that trace-gaps(1) looks past to find the payload:
- * iota, constant, bitcast, get-tuple-element, parameter, tuple, after-all
+ * iota, constant, bitcast, get-tuple-element, parameter, tuple, after-all,
+ * Kineto's "Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event"
  * (with any ".N" suffixes) and copy-start*, copy-done*. */
 int nd_op_is_light(const char *name, size_t n);
 
@@ -117,6 +174,7 @@ typedef struct nd_step {
 	int64_t num;		/* step number */
 	int64_t ts, dur;	/* window, ns from the source origin */
 	int marker;		/* ND_SM_* that defined it */
+	int source;		/* ND_SS_*: where the window comes from */
 	int dev;		/* device index (nd_steps_device), -1: all */
 	uint32_t ndev;		/* devices in the window's domain */
 	nd_breakdown bd;	/* parts add up to dur */
@@ -135,12 +193,21 @@ void nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r);
 /* The source is complete: compute its steps, sorted by (device, start).
  * The array stays valid until nd_steps_reset. */
 size_t nd_steps_finish(nd_steps *s, const nd_step **out);
+/* After nd_steps_finish returned 0 (no steps): the profile window of each
+ * device of the source, from its first device op's start to its last device
+ * op's end, with the breakdown of a step window on one device (num 0,
+ * marker ND_SM_NONE, source ND_SS_NONE), sorted by device; 0 when the
+ * source has steps or no device op.  Valid until nd_steps_reset. */
+size_t nd_steps_profile(nd_steps *s, const nd_step **out);
 /* Device index i of the current source: its key (nd_span_device_key);
  * *model its model name when known (else NULL); *is_device 1 when the key
  * is the spans' `device` (0: their process or pid).  Either may be NULL. */
 const char *nd_steps_device(const nd_steps *s, int i, const char **model,
     int *is_device);
 uint32_t nd_steps_ndevices(const nd_steps *s);
+/* After nd_steps_finish: what defines the source's steps when they are
+ * not marked (the XLA module or the repeating span's name), else NULL. */
+const char *nd_steps_what(const nd_steps *s);
 /* 1 when the source had device ops. */
 int nd_steps_has_devices(const nd_steps *s);
 /* Forget the source (next one begins). */

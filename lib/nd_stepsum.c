@@ -416,8 +416,12 @@ void
 nd_stepsum_write_summary(nd_buf *b, const nd_stepsum *s)
 {
 	const nd_stepsum_res *r = &s->res;
+	int ss = ND_SS_NONE;
 	nd_jw w;
 
+	for (size_t i = 0; i < s->nrec; i++)
+		if (s->rec[i].step_source > ss)
+			ss = s->rec[i].step_source;
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
 	nd_jw_kcstr(&w, "type", "step_summary");
@@ -427,6 +431,7 @@ nd_stepsum_write_summary(nd_buf *b, const nd_stepsum *s)
 	nd_jw_kbool(&w, "warmup_applied", r->applied);
 	nd_jw_kuint(&w, "records", r->records);
 	nd_jw_kuint(&w, "sources", r->sources);
+	nd_jw_kcstr(&w, "step_source", nd_ss_name(ss));
 	nd_jw_key(&w, "steady");
 	nd_jw_obj(&w);
 	put_stat(&w, &r->steady);

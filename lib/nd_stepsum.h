@@ -51,6 +51,7 @@ typedef struct nd_stepsum_rec {
 	nd_breakdown bd;
 	int has_mfu;
 	double mfu;
+	int step_source;	/* ND_SS_* */
 } nd_stepsum_rec;
 
 /* The breakdown of one device over the steady steps. */
@@ -138,7 +139,8 @@ typedef const char *nd_stepsum_path_fn(void *ctx, uint32_t source);
 void nd_stepsum_put_stat(nd_jw *w, const nd_stat *st, int full);
 /* The members of a breakdown: dur_ns (total) and each part, ns. */
 void nd_stepsum_put_bd(nd_jw *w, const nd_breakdown *bd, int64_t total);
-/* The step_summary record, one line. */
+/* The step_summary record, one line; its step_source is the strongest of
+ * the records' ("none" without any). */
 void nd_stepsum_write_summary(nd_buf *b, const nd_stepsum *s);
 /* The step_ranks record of compared step i (< nrs), one line. */
 void nd_stepsum_write_rankstep(nd_buf *b, const nd_stepsum *s, size_t i,

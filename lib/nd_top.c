@@ -164,17 +164,8 @@ nd_top_field(nd_top *t, uint32_t id, size_t i, int *tag, const char **s,
 	return nd_by_field(key + 1, kl - 1, i, tag, s, len);
 }
 
-/* The figures of rows being ranked; key: the group key bytes. */
-struct fig {
-	uint64_t count;
-	int64_t self_ns, total_ns, max_ns;
-	const char *key;
-	size_t keylen;
-};
-
-/* The order of rows (nd_top.h). */
-static int
-row_order(const struct fig *x, const struct fig *y, int sort)
+int
+nd_top_row_order(const nd_top_fig *x, const nd_top_fig *y, int sort)
 {
 	int c;
 
@@ -888,14 +879,14 @@ rank_cmp(const void *a, const void *b, void *ctx)
 	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
 	const nd_agg_row *x = nd_agg_row_of(t->agg, ia);
 	const nd_agg_row *y = nd_agg_row_of(t->agg, ib);
-	struct fig fx = { x->count, x->self_ns, x->total_ns, x->hist.max,
+	nd_top_fig fx = { x->count, x->self_ns, x->total_ns, x->hist.max,
 	    NULL, 0 };
-	struct fig fy = { y->count, y->self_ns, y->total_ns, y->hist.max,
+	nd_top_fig fy = { y->count, y->self_ns, y->total_ns, y->hist.max,
 	    NULL, 0 };
 
 	fx.key = nd_agg_key(t->agg, ia, &fx.keylen);
 	fy.key = nd_agg_key(t->agg, ib, &fy.keylen);
-	return row_order(&fx, &fy, t->sort);
+	return nd_top_row_order(&fx, &fy, t->sort);
 }
 
 static size_t

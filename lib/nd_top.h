@@ -67,6 +67,17 @@ void nd_top_add_figures(nd_top *t, const char *key, size_t n,
 /* Read partial results (nd_partial_read of paths; stdin when n == 0). */
 void nd_top_merge(nd_top *t, char **paths, int n);
 
+/* The order of rows above, for a caller that ranks rows of its own: <0
+ * when x comes first; key: the group key bytes (nd_agg.h encoding). */
+typedef struct nd_top_fig {
+	uint64_t count;
+	int64_t self_ns, total_ns, max_ns;
+	const char *key;
+	size_t keylen;
+} nd_top_fig;
+
+int nd_top_row_order(const nd_top_fig *x, const nd_top_fig *y, int sort);
+
 /* The groups that count, ranked: *ids (caller frees) in the order above;
  * returns how many. */
 size_t nd_top_rank(nd_top *t, uint32_t **ids);

@@ -132,6 +132,7 @@ struct counts {
 	uint64_t planes, lines, fplanes, flines;
 	uint64_t clipped;	/* strings cut to MAX_STR */
 	uint64_t noargs;	/* records written without their args */
+	uint64_t nodev;		/* device models left out of the meta */
 };
 
 struct src {
@@ -143,6 +144,8 @@ struct src {
 	struct pinfo *pi;
 	struct counts n;
 	int filtering;
+	nd_buf devs;		/* the meta's "devices" members (see note_device) */
+	nd_intern *devkeys;	/* the device keys in devs */
 };
 
 /* ---------- per-plane caches for the writing pass ----------
@@ -1718,6 +1721,131 @@ fresh_id(const nd_map64 *ids, const nd_map64 *given, int64_t *max,
 	return (*low)++;
 }
 
+/* ---------- device models (the meta's "devices") ---------- */
+
+struct devcap {
+	nd_xp_str model, vendor;	/* device_type_string, device_vendor */
+	double tflops, gbps;		/* peak_*: 0 when not stated */
+	int64_t cc_major, cc_minor;	/* compute_cap_*: -1 when not stated */
+};
+
+static double
+stat_num(const nd_xp_stat *st)
+{
+	double v = st->kind == ND_XP_DOUBLE ? st->v.d :
+	    st->kind == ND_XP_UINT ? (double)st->v.u :
+	    st->kind == ND_XP_INT ? (double)st->v.i : 0;
+
+	return v > 0 && v < 1e300 ? v : 0;	/* NaN, <= 0, inf: unknown */
+}
+
+static int64_t
+stat_small(const nd_xp_stat *st)
+{
+	if (st->kind == ND_XP_UINT && st->v.u < 1000)
+		return (int64_t)st->v.u;
+	if (st->kind == ND_XP_INT && st->v.i >= 0 && st->v.i < 1000)
+		return st->v.i;
+	return -1;
+}
+
+static void
+read_devcap(const nd_xp_plane *pl, struct devcap *c)
+{
+	nd_xp_statit si;
+	nd_xp_stat st;
+
+	memset(c, 0, sizeof *c);
+	c->cc_major = c->cc_minor = -1;
+	nd_xp_plane_stats(&si, pl);
+	while (nd_xp_stat_next(&si, &st)) {
+		nd_xp_str k = pl->statmd[st.md].name, v = st.s;
+
+		if (st.kind == ND_XP_REF)
+			v = pl->statmd[st.v.ref].name;
+		else if (st.kind != ND_XP_STR)
+			v.n = 0;
+		if (str_is(k, "device_type_string"))
+			c->model = v;
+		else if (str_is(k, "device_vendor"))
+			c->vendor = v;
+		else if (str_is(k, "peak_teraflops_per_second"))
+			c->tflops = stat_num(&st);
+		else if (str_is(k, "peak_hbm_bw_gigabytes_per_second"))
+			c->gbps = stat_num(&st);
+		else if (str_is(k, "compute_cap_major"))
+			c->cc_major = stat_small(&st);
+		else if (str_is(k, "compute_cap_minor"))
+			c->cc_minor = stat_small(&st);
+	}
+}
+
+/* A selected device plane's model, as one member of the meta's "devices"
+ * (nd_devnames reads it): the plane's device_type_string (TPU), else
+ * what a GPU plane states, its vendor and compute capability ("AMD GPU
+ * (compute capability 9.4)": no product name, so no peak is guessed from
+ * it), and the peaks the plane states.  The first plane of a key wins. */
+static void
+note_device(struct src *s, const nd_xp_plane *pl)
+{
+	struct devcap c;
+	nd_xp_str dev;
+	nd_buf *b = &s->devs;
+	int has_cc;
+
+	if (!nd_xp_is_device_plane(pl->name) ||
+	    !nd_xp_device_of(pl->name, &dev))
+		return;
+	read_devcap(pl, &c);
+	has_cc = c.cc_major >= 0 && c.cc_minor >= 0;
+	if (c.model.n == 0 && c.vendor.n == 0 && !has_cc && c.tflops == 0 &&
+	    c.gbps == 0)
+		return;
+	if (s->devkeys == NULL)
+		s->devkeys = nd_intern_new();
+	if (nd_intern_find(s->devkeys, dev.p, dev.n) != UINT32_MAX)
+		return;
+	if (b->len > MAX_RECORD) {	/* the meta stays a line readers take */
+		s->n.nodev++;
+		return;
+	}
+	nd_intern_id(s->devkeys, dev.p, dev.n);
+	nd_buf_adds(b, b->len == 0 ? "{" : ",");
+	put_jstr(b, dev.p, dev.n, &s->n.clipped);
+	nd_buf_adds(b, ":{");
+	if (c.model.n > 0 || c.vendor.n > 0 || has_cc) {
+		nd_buf tmp = ND_BUF_INIT;
+
+		if (c.model.n > 0)
+			nd_buf_add(&tmp, c.model.p, c.model.n);
+		else {
+			if (c.vendor.n > 0) {
+				nd_buf_add(&tmp, c.vendor.p, c.vendor.n);
+				nd_buf_addc(&tmp, ' ');
+			}
+			nd_buf_adds(&tmp, "GPU");
+			if (has_cc)
+				nd_buf_addf(&tmp, " (compute capability "
+				    "%lld.%lld)", (long long)c.cc_major,
+				    (long long)c.cc_minor);
+		}
+		nd_buf_adds(b, "\"name\":");
+		put_jstr(b, tmp.p, tmp.len, &s->n.clipped);
+		nd_buf_free(&tmp);
+	}
+	if (c.tflops > 0) {
+		nd_buf_adds(b, b->p[b->len - 1] == '{' ? "" : ",");
+		nd_buf_adds(b, "\"peak_teraflops_per_second\":");
+		nd_json_put_double(b, c.tflops);
+	}
+	if (c.gbps > 0) {
+		nd_buf_adds(b, b->p[b->len - 1] == '{' ? "" : ",");
+		nd_buf_adds(b, "\"peak_hbm_bw_gigabytes_per_second\":");
+		nd_json_put_double(b, c.gbps);
+	}
+	nd_buf_addc(b, '}');
+}
+
 /* The first pass: line headers of every plane; origin, pid and tid. */
 static void
 scan_headers(struct src *s)
@@ -1738,6 +1866,8 @@ scan_headers(struct src *s)
 		nd_xp_plane_peek(xs, i, &id, &name);
 		p->selected = plane_selected(s->o, name);
 		pl = nd_xp_plane_load(xs, i, p->selected);
+		if (p->selected)
+			note_device(s, pl);
 		p->nlines = pl->nlines;
 		/* Nothing is kept for a plane without lines beyond *p: a file
 		 * may hold millions of them. */
@@ -1924,6 +2054,16 @@ put_str_arr_item(nd_jw *w, size_t at, const char *prefix, nd_xp_str s,
 	nd_jw_str(w, tmp->p, tmp->len);
 }
 
+/* "N WHAT (over 32 MiB with them)": what was left out of a record. */
+static void
+put_over_note(nd_jw *w, nd_buf *tmp, uint64_t n, const char *what)
+{
+	nd_buf_reset(tmp);
+	nd_buf_addf(tmp, "%llu %s (over %zu MiB with them)",
+	    (unsigned long long)n, what, MAX_RECORD >> 20);
+	nd_jw_str(w, tmp->p, tmp->len);
+}
+
 static void
 write_end(nd_out *o, const struct src *s, const char *sha)
 {
@@ -1970,13 +2110,12 @@ write_end(nd_out *o, const struct src *s, const char *sha)
 		    MAX_STR >> 20);
 		nd_jw_str(&w, tmp.p, tmp.len);
 	}
-	if (s->n.noargs > 0) {
-		nd_buf_reset(&tmp);
-		nd_buf_addf(&tmp, "%llu records were written without their "
-		    "args (over %zu MiB with them)",
-		    (unsigned long long)s->n.noargs, MAX_RECORD >> 20);
-		nd_jw_str(&w, tmp.p, tmp.len);
-	}
+	if (s->n.noargs > 0)
+		put_over_note(&w, &tmp, s->n.noargs,
+		    "records were written without their args");
+	if (s->n.nodev > 0)
+		put_over_note(&w, &tmp, s->n.nodev,
+		    "device models were left out of the meta record");
 	if (s->origin_relative && !s->has_start)
 		nd_jw_cstr(&w, "line timestamps are relative and the file has "
 		    "no profile_start_time: origin_ns is not a time since the "
@@ -2032,7 +2171,10 @@ nd_xpconv_convert(const char *path, const nd_xpconv_opts *opts, nd_out *o)
 	}
 
 	host = host_of(&s, &tmp);
-	nd_meta_write(nd_out_buf(o), path, "xplane", s.origin_ns, host, 0, 0);
+	if (s.devs.len > 0)
+		nd_buf_addc(&s.devs, '}');
+	nd_meta_write_devices(nd_out_buf(o), path, "xplane", s.origin_ns, host,
+	    0, 0, s.devs.p, s.devs.len);
 	nd_out_commit(o);
 	if (oo.rules == NULL)
 		oo.rules = nd_rules_default();	/* before the threads */
@@ -2065,6 +2207,8 @@ nd_xpconv_convert(const char *path, const nd_xpconv_opts *opts, nd_out *o)
 		free(s.pi[i].lines);
 	}
 	free(s.pi);
+	nd_buf_free(&s.devs);
+	nd_intern_free(s.devkeys);
 	nd_xspace_close(s.xs);
 	nd_buf_free(&tmp);
 	input_close(&x);

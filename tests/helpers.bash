@@ -40,3 +40,19 @@ bounded() {
 		run timeout "$((s * 10))" bash -c "ulimit -t $s; ulimit -v $kb; $*"
 	fi
 }
+
+# chromium_setup: CHROME, Debian's chromium (scripts/deps.sh installs it;
+# `make check` runs that), and CHROME_FLAGS for a headless run that fetches
+# nothing; fails when there is none.
+chromium_setup() {
+	local c
+	for c in chromium chromium-browser google-chrome; do
+		command -v $c >/dev/null || continue
+		CHROME=$(command -v $c)
+		CHROME_FLAGS="--headless --no-sandbox --disable-gpu
+		    --disable-background-networking --disable-component-update
+		    --disable-sync --no-first-run --user-data-dir=$(mktemp -d)"
+		return 0
+	done
+	fail "no chromium: run scripts/deps.sh (make deps)"
+}

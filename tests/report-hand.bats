@@ -115,17 +115,21 @@ stream1() {
 	value_is "$T/r.json" dominant_op '1700 / 2250 * 100'
 	value_is "$T/r.json" launch_gaps '0'
 	json_is "$T/r.json" '[.thresholds[] | select(.rule == "straggler") | .value]' '[null]'
-	json_is "$T/r.json" '[.findings[].rule]' '["comm_exposed","device_idle","dominant_op"]'
+	# Ranked by the share of the window each explains: dominant_op the busy
+	# time 2200-750-100 = 1350 times 1700/2250, 1020 = 46.36 %; device_idle
+	# 750 = 34.09 %; comm_exposed 400 = 18.18 %.
+	json_is "$T/r.json" '[.findings[].rule]' '["dominant_op","device_idle","comm_exposed"]'
+	json_is "$T/r.json" '[.findings[].explains_ns]' '[1020000,750000,400000]'
 
 	# the Markdown report prints the same figures, rounded
 	run trace-report "$T/s1.ndjson"
 	assert_success
 	assert_line "3 steps, marked by profiler_step; steady state: 2 steps (2 to 3; warmup 1)."
 	assert_line "| median | 1.000 ms | 1.000 ms |"
-	assert_line "| GPU:0 | 2.200 ms | 40.9 % | 18.2 % | 4.5 % | 2.3 % | 34.1 % | 4.5 % |"
+	assert_line "| GPU:0 | 2.200 ms | 40.9 % | 18.2 % | 4.5 % | 2.3 % | 4.5 % | 34.1 % | 38.6 % |"
 	assert_line "| 1 | gemm | 3 | 1.700 ms | 75.6 % | 1.700 ms | 566.7 us | 800.0 us |"
-	assert_line "4 gaps where no op runs on a device (trace-gaps(1), device level), 550.0 us in total; the largest 300.0 us on GPU:0 at ts_ns 1700000."
-	assert_line "one op dominates: gemm takes 75.6 % of exclusive time, threshold 30 %."
+	assert_line "Device idle: 4 gaps where no op runs on any line of a device (trace-gaps(1), device level), 550.0 us in total; the largest 300.0 us on GPU:0 at ts_ns 1700000."
+	assert_line "one op dominates: gemm, a compute op, takes 75.6 % of exclusive time, threshold 30 %."
 }
 
 # ---------- stream 2: two TPU ranks, steps from the ops' step key ----------
@@ -201,11 +205,13 @@ stream2() {
 	# train/fwd 670, train/grad_sync 230.
 	json_is "$T/r.json" '.regions.regions | map([.path, .count, .inclusive_ns, .exclusive_ns])' \
 	    '[["train",12,900000,0],["train/fwd",6,670000,670000],["train/grad_sync",6,230000,230000]]'
-	json_is "$T/r.json" '[.findings[].rule]' '["comm_exposed","straggler","dominant_op"]'
+	# Ranked: dominant_op 600 busy x 670/900 = 446.7 = 74.44 %, straggler
+	# 26.67 %, comm_exposed 21.67 % (the straggler goes first anyway).
+	json_is "$T/r.json" '[.findings[].rule]' '["dominant_op","straggler","comm_exposed"]'
 
 	run trace-report "$T/s2.ndjson"
 	assert_success
-	assert_line "| all devices | 600.0 us | 78.3 % | 21.7 % | 0.0 % | 0.0 % | 0.0 % | 0.0 % |"
+	assert_line "| all devices | 600.0 us | 78.3 % | 21.7 % | 0.0 % | 0.0 % | 0.0 % | 0.0 % | 0.0 % |"
 	assert_line "Ranks: 3 steps compared across ranks (absolute clock); largest straggler lag 40.0 us (rank 1, step 3); largest spread of step time 0 ns."
 	assert_line "| 1 | 2 | 40.0 us | 123.3 us |"
 }

@@ -90,7 +90,10 @@ setup() {
 	assert_success
 	refute_output --partial "### dominant_op"
 	refute_output --partial "### step_variance"
-	assert_output --partial "No single bottleneck dominates: compute"
+	# one rank: straggler cannot run, so no "no single bottleneck" verdict
+	refute_output --partial "No single bottleneck dominates"
+	assert_output --partial "No rule fired, but not every rule could run, so a bottleneck they measure is not ruled out: compute"
+	assert_output --partial "Not run: straggler (one rank)."
 	assert_output --partial "| dominant_op | one op's exclusive time, % of all exclusive time | 80 % | 73.9 % | no |"
 	run trace-report -t comm_exposed=5 "$T/h.ndjson"
 	assert_output --partial "communication is highly exposed: 9.8 % of step time, threshold 5 %"
@@ -158,14 +161,21 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 
 @test "real fixtures: every report has every section" {
 	need_fixtures
-	for f in "$FIXTURES"/chrome/*.json* "$FIXTURES"/xplane/*.pb; do
+	i=0
+	for f in "$FIXTURES"/chrome/*.json* "$FIXTURES"/xplane/*.pb "$FIXTURES"/torch-legacy/*.pt.trace.json.gz; do
 		case "$f" in
 		*.pb) xplane2ndjson "$f" > "$T/f.ndjson" 2>/dev/null ;;
 		*) chrome2ndjson "$f" > "$T/f.ndjson" 2>/dev/null ;;
 		esac
 		trace-report -o "$T/f.md" "$T/f.ndjson" || fail "trace-report failed on $f"
 		has_sections "$T/f.md" || fail "sections missing for $f"
+		# the JSON too, for the evidence check of report-findings.bats
+		trace-report --json -o "$T/$i.json" "$T/f.ndjson" || fail "--json failed on $f"
+		echo "$f" > "$T/$i.name"
+		i=$((i + 1))
 	done
+	run "$PY" "$BATS_TEST_DIRNAME/tools/findings_evidence.py" "$T" "$i"
+	assert_success
 }
 
 @test "real fixtures: numbers agree with trace-topk/steps/gaps/regions/mem" {
@@ -210,8 +220,9 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 @test "--html: one self-contained page with the sections and SVG charts" {
 	"$PY" "$GEN" --ranks > "$T/h.ndjson"
 	trace-report --html -o "$T/r.html" "$T/h.ndjson"
+	# the summary's breakdown bar, steps, breakdown, strip, regions
 	run grep -c '<svg' "$T/r.html"
-	assert_output 4
+	assert_output 5
 	for i in 1 2 3 4 5 6 7 8 9; do
 		grep -q "<h2 id=\"s$i\">$i " "$T/r.html" || fail "no section $i"
 	done
@@ -315,7 +326,7 @@ strip_rep_expected() {
 	assert_output 2
 	run strip_gaps_expected "$T/s.ndjson" 2
 	assert_output 2
-	grep -q '2 gaps narrower than one pixel (1100 ns), 900 ns in all, not drawn' "$T/s.html"
+	grep -q '2 gaps narrower than one pixel (1.1 us), 900 ns in all, not drawn' "$T/s.html"
 	# Markdown unchanged by the chart
 	trace-report "$T/s.ndjson" | grep -q '^## 6 Idle gaps$'
 	cmp "$T/s.html" <(trace-report --html "$T/s.ndjson")
@@ -363,22 +374,12 @@ strip_rep_expected() {
 	assert_output "$(strip_gaps_expected "$T/g.ndjson" 17)"
 }
 
-# Debian's chromium (scripts/deps.sh installs it; `make check` runs that).
-chromium_bin() {
-	for c in chromium chromium-browser google-chrome; do
-		command -v $c && return 0
-	done
-	return 1
-}
-
 @test "--html renders in headless Chromium: non-blank page with the headings" {
 	[ -z "${ND_ASAN:-}" ] || skip "browser test runs in the normal build only"
-	CHROME=$(chromium_bin) || fail "no chromium: run scripts/deps.sh (make deps)"
+	chromium_setup
 	"$PY" "$GEN" --ranks > "$T/h.ndjson"
 	trace-report --html -o "$T/r.html" "$T/h.ndjson"
-	flags="--headless --no-sandbox --disable-gpu --disable-background-networking
-	    --disable-component-update --disable-sync --no-first-run
-	    --user-data-dir=$(mktemp -d)"
+	flags=$CHROME_FLAGS
 	timeout 60 "$CHROME" $flags --window-size=1200,1600 \
 	    --screenshot="$T/r.png" "file://$T/r.html" >/dev/null 2>&1 || true
 	[ -s "$T/r.png" ] || fail "no screenshot"
@@ -462,7 +463,7 @@ rf_rows() {
 	assert_output "64.1 58.9 49.0"
 	# the HTML page shows the same table
 	trace-report --html "$T/r.ndjson" > "$T/r.html"
-	grep -q '<h3>Roofline</h3>' "$T/r.html"
+	grep -q '<h3 id="s5-[0-9]*">Roofline</h3>' "$T/r.html"
 	grep -q '<td>compute</td><td>64.1%</td>' "$T/r.html"
 }
 

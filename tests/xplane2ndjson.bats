@@ -33,16 +33,30 @@ check() {
 
 # agrees FILE: xplane2ndjson exits 0 on FILE with a valid stream whose end
 # counts and every span and instant (type, process, thread, name, ts_ns,
-# dur_ns, args) equal the independent python decode's.
+# dur_ns, args) equal the independent python decode's, and whose meta's
+# "devices" are the plane stats as tests/tools/xplane_devices.py reads them.
 agrees() {
 	xplane2ndjson "$1" > "$T/c.ndjson" || fail "$1: exit $?"
 	check "$T/c.ndjson"
 	run "$PY" "$DEC" --pydir "$PYDIR" --compare "$T/c.ndjson" "$1"
 	[ "$status" = 0 ] || fail "$1: $output"
+	devices_agree "$1" "$T/c.ndjson"
 	recs=$(jq -s -c '[(map(select(.type=="span"))|length),
 	    (map(select(.type=="instant"))|length)]' "$T/c.ndjson")
 	[ "$recs" = "$(tail -1 "$T/c.ndjson" | jq -c '[.spans,.instants]')" ] ||
 	    fail "$1: records $recs differ from the end record"
+}
+
+# devices_agree FILE STREAM [REGEX]: the devices of STREAM's meta (keys
+# sorted) are those the plane stats of FILE (planes matching REGEX) state.
+devices_agree() {
+	local want got
+
+	want=$("$PY" "$BATS_TEST_DIRNAME/tools/xplane_devices.py" \
+	    --pydir "$PYDIR" "$1" ${3:+"$3"} | jq -S -c .) ||
+	    fail "$1: the python reading failed"
+	got=$(head -1 "$2" | jq -S -c .devices)
+	[ "$got" = "$want" ] || fail "$1: meta devices $got, plane stats $want"
 }
 
 # ---------- real profiles ----------
@@ -94,6 +108,109 @@ agrees() {
 	assert_line --index 0 0
 	run jq -c 'select(.type=="end") | .sha256' "$T/o"
 	assert_output "\"$(sha256sum "$f" | cut -d' ' -f1)\""
+	# the meta names each chip's model and peaks (plane stats)
+	run jq -c '.devices | to_entries[] | [.key, .value.name, .value.peak_teraflops_per_second, .value.peak_hbm_bw_gigabytes_per_second]' <(head -1 "$T/o")
+	assert_output "$(printf '["TPU:%s","TPU v6 Lite",918,1637.993152512]\n' 0 1 2 3)"
+}
+
+@test "device models: the report names 4 TPU v6 Lite; MFU and roofline use their peaks" {
+	need_fixtures
+	xplane2ndjson "$FIXTURES/xplane/tpu_inference_4core.xplane.pb" > "$T/t"
+	trace-report --json "$T/t" > "$T/r.json"
+	run jq -c '[.hardware.device_count, .hardware.models]' "$T/r.json"
+	assert_output '[4,[{"model":"TPU v6 Lite","devices":4}]]'
+	run bash -c "trace-report '$T/t' | grep '^Devices with device ops'"
+	assert_output 'Devices with device ops: 4; model: TPU v6 Lite (4).'
+	# per device: the model and 918 TFLOP/s (the table's TPU v6e row; the
+	# trace states the same), MFU = TFLOP/s / 918
+	trace-steps -d "$T/t" > "$T/s"
+	run jq -s -c '[.[] | select(.type == "step")] | [length, (map(.device_name) | unique), (map(.peak_tflops) | unique), (map(select((.mfu - .tflops / 918) | fabs > 1e-12)) | length)]' "$T/s"
+	assert_output '[400,["TPU v6 Lite"],[918],0]'
+	# the roofline: the table row's 1640 GB/s before the stated 1637.99
+	trace-roofline "$T/t" > "$T/f"
+	run jq -s -c '[.[] | select(.type == "roofline") | [.device_name, .peak_tflops, .peak_gbps]] | unique' "$T/f"
+	assert_output '[["TPU v6 Lite",918,1640]]'
+	# a GPU plane states its vendor and compute capability, no product
+	run bash -c "xplane2ndjson '$FIXTURES/xplane/rocm_jax08_gemm.xplane.pb' | head -1 | jq -c '.devices[\"GPU:0\"]'"
+	assert_output '{"name":"AMD GPU (compute capability 9.4)"}'
+}
+
+@test "device models: stated peaks of an unknown model, refs, bad peaks, duplicate keys, --planes" {
+	"$PY" - "$PYDIR" "$T/h.pb" <<-'E'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import xplane_pb2
+	s = xplane_pb2.XSpace()
+	NAMES = ["device_type_string", "peak_teraflops_per_second",
+	         "peak_hbm_bw_gigabytes_per_second", "flops", "bytes_accessed",
+	         "TPU v4", "device_vendor", "compute_cap_major",
+	         "compute_cap_minor"]
+	def plane(ident, name, stats, op=None):
+	    p = s.planes.add(id=ident, name=name)
+	    for i, n in enumerate(NAMES, 1):
+	        p.stat_metadata[i].id = i
+	        p.stat_metadata[i].name = n
+	    for md, kind, v in stats:
+	        setattr(p.stats.add(metadata_id=md), kind, v)
+	    if op:
+	        # 2e9 flops and 1e8 bytes in 1 ms: 2 TFLOP/s, 100 GB/s
+	        p.event_metadata[1].id = 1
+	        p.event_metadata[1].name = op
+	        e = p.lines.add(id=1, name="XLA Ops", timestamp_ns=1000).events.add(
+	            metadata_id=1, offset_ps=0, duration_ps=10**9)
+	        e.stats.add(metadata_id=4, int64_value=2 * 10**9)
+	        e.stats.add(metadata_id=5, int64_value=10**8)
+	plane(1, "/device:TPU:0", [(1, "str_value", "Acme NPU"),
+	      (2, "double_value", 100.0), (3, "uint64_value", 500)], "fusion")
+	plane(2, "/device:TPU:1", [(1, "ref_value", 6),
+	      (2, "double_value", float("nan")), (3, "int64_value", -5)])
+	plane(3, "/device:TPU:0", [(1, "str_value", "Other")])
+	plane(4, "/host:CPU", [(1, "str_value", "Host")])
+	plane(5, "/device:CUSTOM:Megascale", [])
+	plane(6, "/device:GPU:0", [(7, "str_value", "Nvidia"),
+	      (8, "int64_value", 9), (9, "uint64_value", 0)], "gemm")
+	open(sys.argv[2], "wb").write(s.SerializeToString())
+	E
+	agrees "$T/h.pb"
+	run jq -c .devices <(head -1 "$T/c.ndjson")
+	assert_output '{"TPU:0":{"name":"Acme NPU","peak_teraflops_per_second":100,"peak_hbm_bw_gigabytes_per_second":500},"TPU:1":{"name":"TPU v4"},"GPU:0":{"name":"Nvidia GPU (compute capability 9.0)"}}'
+	# (2e9 flops, 1e8 bytes in 1 ms) the unknown model: the peaks the trace
+	# states, ridge 200 FLOP/byte, memory-bound at 20; the GPU named only
+	# by vendor and compute capability: no peak, no roofline
+	run bash -c "trace-roofline -b name '$T/c.ndjson' | jq -c 'select(.type == \"roofline\") | [.name, .device_name, .tflops, .gbps, .peak_tflops, .peak_gbps, .bound]'"
+	assert_output "$(printf '%s\n' \
+	    '["gemm","Nvidia GPU (compute capability 9.0)",2,100,null,null,null]' \
+	    '["fusion","Acme NPU",2,100,100,500,"memory"]')"
+	trace-report --json "$T/c.ndjson" > "$T/r.json"
+	run jq -c '.hardware.models' "$T/r.json"
+	assert_output '[{"model":"Acme NPU","devices":1},{"model":"Nvidia GPU (compute capability 9.0)","devices":1}]'
+	# --planes: the selected planes only
+	xplane2ndjson --planes 'TPU:1|GPU' "$T/h.pb" > "$T/p"
+	devices_agree "$T/h.pb" "$T/p" 'TPU:1|GPU'
+	run jq -c '.devices | keys' <(head -1 "$T/p")
+	assert_output '["GPU:0","TPU:1"]'
+}
+
+@test "device models: the meta record stays a line readers take (32 MiB)" {
+	# 8 planes whose model is 1 MiB of U+0001, 6 MiB each as JSON: six fit
+	"$PY" - "$PYDIR" "$T/b.pb" <<-'E'
+	import sys
+	sys.path.insert(0, sys.argv[1])
+	import xplane_pb2
+	s = xplane_pb2.XSpace()
+	for i in range(8):
+	    p = s.planes.add(id=i, name="/device:TPU:%d" % i)
+	    p.stat_metadata[1].id = 1
+	    p.stat_metadata[1].name = "device_type_string"
+	    p.stats.add(metadata_id=1, str_value="\x01" * (1 << 20))
+	open(sys.argv[2], "wb").write(s.SerializeToString())
+	E
+	xplane2ndjson "$T/b.pb" > "$T/b"
+	check "$T/b"
+	run bash -c "head -1 '$T/b' | jq -c '[(.devices | keys), (.devices[\"TPU:5\"].name | length)]'"
+	assert_output '[["TPU:0","TPU:1","TPU:2","TPU:3","TPU:4","TPU:5"],1048576]'
+	run jq -c '.warnings[0]' <(tail -1 "$T/b")
+	assert_output '"2 device models were left out of the meta record (over 32 MiB with them)"'
 }
 
 @test "GPU fixtures: kernels, scope from the name stat, refs resolved, pids unique" {

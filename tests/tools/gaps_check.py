@@ -21,7 +21,8 @@ import sys
 from device_rule import kind
 
 LIGHT = {"iota", "constant", "bitcast", "get-tuple-element", "parameter",
-         "tuple", "after-all"}
+         "tuple", "after-all", "Stream Sync", "Event Sync", "Context Sync",
+         "Stream Wait Event"}
 LOOKAHEAD = 8
 
 

@@ -9,6 +9,7 @@
  *   nd-unit reemit FILE         nd_stream + nd_event_write round trip
  *   nd-unit fields FILE         nd_event typed fields, one line per record
  *   nd-unit escape              nd_json_put_str of stdin bytes
+ *   nd-unit name WIDTH          nd_name_short of each line of stdin
  *   nd-unit duration ARG...     nd_parse_duration
  *   nd-unit fixed SCALE NUM...  nd_json_fixed
  *   nd-unit double NUM...       nd_json_put_double(strtod(NUM))
@@ -33,6 +34,7 @@
 #include "nd_json.h"
 #include "nd_kineto.h"
 #include "nd_lines.h"
+#include "nd_name.h"
 #include "nd_out.h"
 #include "nd_stepsum.h"
 #include "nd_stream.h"
@@ -157,6 +159,27 @@ cmd_fields(char **paths, int n)
 	}
 	nd_event_free(&ev);
 	nd_stream_close(st);
+	return 0;
+}
+
+/* Each line of stdin shortened by nd_name_short to width. */
+static int
+cmd_name(const char *width)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	nd_buf b = ND_BUF_INIT;
+
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		if (line[n - 1] == '\n')
+			n--;
+		nd_buf_reset(&b);
+		nd_name_short(line, (size_t)n, (size_t)atoi(width), &b);
+		printf("%.*s\n", (int)b.len, b.p);
+	}
+	free(line);
+	nd_buf_free(&b);
 	return 0;
 }
 
@@ -322,6 +345,8 @@ main(int argc, char **argv)
 		return cmd_device(argv + 2, argc - 2);
 	if (strcmp(argv[1], "escape") == 0)
 		return cmd_escape();
+	if (strcmp(argv[1], "name") == 0 && argc == 3)
+		return cmd_name(argv[2]);
 	if (strcmp(argv[1], "ingest") == 0)
 		return cmd_ingest(argv + 2, argc - 2);
 	if (strcmp(argv[1], "duration") == 0) {

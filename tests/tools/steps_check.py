@@ -140,11 +140,20 @@ def finish(src, S, per_device, out):
     if not per_device:
         by = {}
         for (scope, num), (lo, hi, kn) in wins.items():
-            w = by.setdefault(num, [lo, hi, kn])
-            w[0] = min(w[0], lo)
-            w[1] = max(w[1], hi)
-        for num, (lo, hi, kn) in by.items():
-            recs.append((None, num, lo, hi, kn, list(devs)))
+            by.setdefault(num, []).append((lo, hi, kn, scope))
+        for num, ws in by.items():
+            # device windows out of phase (not one interval) stay apart
+            ws.sort(key=lambda w: w[0])
+            end, apart = ws[0][1], False
+            for w in ws[1:]:
+                apart = apart or w[0] > end
+                end = max(end, w[1])
+            if apart and all(w[3] is not None for w in ws):
+                for lo, hi, kn, scope in ws:
+                    recs.append((scope, num, lo, hi, kn, [scope]))
+                continue
+            recs.append((None, num, min(w[0] for w in ws),
+                         max(w[1] for w in ws), ws[0][2], list(devs)))
     else:
         for (scope, num), (lo, hi, kn) in wins.items():
             if scope is not None or not devs:

@@ -1,0 +1,71 @@
+/*
+ * nd_launch: device time per launching CPU op (TraceLens's kernel
+ * launchers), from Kineto traces.
+ *
+ * The rule (ndtrace(7), "Launching CPU ops"): a launch is a host span
+ * (not a device op, nd_event_kind) with an integer args.correlation (or
+ * args.correlation_id): the CUDA/HIP runtime or driver call.  A device
+ * op (ND_KIND_DEVICE) with the same id in the same source is one it
+ * launched.  The launching CPU op of a launch is the innermost span of
+ * cat "cpu_op" (Kineto 2021: "Operator") that encloses the launch's start
+ * on its thread (same pid and tid): start <= t < end, of two with the
+ * same start the one that came later (the shorter, in the stream's
+ * order); its top-level op is the outermost one.  A launch outside every
+ * CPU op is counted under no op (NULL).  Each device op adds its duration
+ * (not its exclusive time) and one op to both rows.
+ *
+ * Streaming, per source: each thread keeps a stack of its open CPU ops,
+ * which needs the stream's order (per timeline by start); a host span
+ * that starts before the previous one of its thread makes that thread's
+ * later launches unplaced (counted, never guessed).  A launch waits in a
+ * map until its first device op comes and is then forgotten (about 32
+ * bytes a waiting launch; runtime calls that launch nothing wait until the
+ * source ends), except graph launches (a name with "GraphLaunch"), which
+ * launch many ops under one id and stay until the source ends.  Finding
+ * the innermost and the top-level op is amortised O(1) a launch.
+ * Device ops that come before their launch wait the same way, summed per
+ * id.  What is left at the end of the source (device ops whose launch is
+ * not in it) is counted as unmatched.
+ *
+ * Ownership: row names live as long as the nd_launch.
+ */
+#ifndef ND_LAUNCH_H
+#define ND_LAUNCH_H
+
+#include "nd_event.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct nd_launch nd_launch;
+
+enum { ND_LAUNCH_INNER = 0, ND_LAUNCH_TOP };
+
+typedef struct nd_launch_row {
+	const char *name;	/* the CPU op; NULL: launched outside any */
+	uint64_t ops;		/* device ops */
+	int64_t ns;		/* their summed duration */
+} nd_launch_row;
+
+typedef struct nd_launch_sum {
+	uint64_t ops;		/* device ops attributed (sum of the rows) */
+	int64_t ns;
+	uint64_t unmatched_ops;	/* device ops with an id but no launch */
+	int64_t unmatched_ns;
+	uint64_t unplaced;	/* launches on a thread out of order */
+} nd_launch_sum;
+
+nd_launch *nd_launch_new(void);
+void nd_launch_free(nd_launch *l);
+/* A span of the stream, in the stream's order. */
+void nd_launch_add(nd_launch *l, const nd_event *ev);
+/* The current source ends (its ids and threads are forgotten); the
+ * source of the next span is another one. */
+void nd_launch_end_source(nd_launch *l);
+/* Rows of ND_LAUNCH_INNER or ND_LAUNCH_TOP, by device time (then more
+ * ops, then name; the NULL row after named ones on ties); valid until the
+ * next nd_launch_add. */
+size_t nd_launch_rows(nd_launch *l, int which, const nd_launch_row **rows);
+void nd_launch_totals(const nd_launch *l, nd_launch_sum *s);
+
+#endif
