@@ -103,8 +103,7 @@ check-long: deps
 	@$(MAKE) --no-print-directory check-fanout
 	@$(MAKE) --no-print-directory fuzz-long
 
-# Both bats passes at once, each in two halves (tests/passes.sh): about half
-# their summed CPU time on two cores.
+# Both bats passes at once (tests/passes.sh): about the time of the slower.
 test-both: all asan
 	@sh tests/passes.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(ASAN_BUILD)
 
