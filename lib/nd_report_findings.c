@@ -974,57 +974,11 @@ rank_findings(nd_report *r)
 	}
 }
 
-/* Names with numbers in numeric order ("GPU:2" before "GPU:10"). */
-static int
-nat_cmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			size_t na, nb;
-
-			while (*a == '0' && isdigit((unsigned char)a[1]))
-				a++;
-			while (*b == '0' && isdigit((unsigned char)b[1]))
-				b++;
-			for (na = 0; isdigit((unsigned char)a[na]); na++)
-				;
-			for (nb = 0; isdigit((unsigned char)b[nb]); nb++)
-				;
-			if (na != nb)
-				return na < nb ? -1 : 1;
-			for (; na > 0; na--, a++, b++)
-				if (*a != *b)
-					return *a < *b ? -1 : 1;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-		a++;
-		b++;
-	}
-	return *a ? 1 : *b ? -1 : 0;
-}
-
-static int
-devbd_cmp(const void *a, const void *b, void *ctx)
-{
-	const nd_report *r = ctx;
-	const struct rdev *x = &r->devs[*(const uint32_t *)a];
-	const struct rdev *y = &r->devs[*(const uint32_t *)b];
-
-	if (x->source != y->source)
-		return x->source < y->source ? -1 : 1;
-	return nat_cmp(x->key, y->key);
-}
-
 void
 nd_rep_model_findings(nd_report *r)
 {
 	int idle_gate;
 
-	/* the breakdown rows by source then device, whatever the order the
-	 * devices came in (the dev field leads each row) */
-	nd_sort(r->devbd, r->ndevbd, sizeof *r->devbd, devbd_cmp, r);
 	rule_values(r);
 	idle_gate = r->notrun[R_IDLE] == NULL && nd_rep_pct(r->dbd.idle_ns +
 	    r->dbd.host_ns, r->dbd_total) >= r->thr[R_IDLE];
