@@ -71,11 +71,15 @@ $(BUILD)/bin/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libndtrace.a
 deps:
 	@sh scripts/deps.sh
 
-# The ASan+UBSan variant lives in its own tree.
+# The ASan+UBSan variant lives in its own tree.  Its programs carry the
+# sanitizer runtimes (clang's default; gcc's needs ASAN_LINK): each starts
+# ~0.04 s of CPU sooner than with the shared ones, and a test pass starts
+# thousands.
 ASAN_BUILD ?= build-asan
+ASAN_LINK = $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null)),,-static-libasan -static-libubsan)
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) OPT='-O1 -g' \
-	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' all
+	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(ASAN_LINK)' all
 
 test: all
 	ND_BIN=$(CURDIR)/$(BUILD)/bin bats tests

@@ -2,7 +2,7 @@
  * gen-kineto: write a realistic PyTorch profiler (Kineto) trace, seeded and
  * reproducible, for benchmarks and tests of chrome2ndjson.
  *
- *   gen-kineto [-e events] [-r rank] [-s seed] [-o file]
+ *   gen-kineto [-jm] [-e events] [-r rank] [-s seed] [-o file]
  *
  * The layout and the event mix follow real Kineto output (see the
  * fixtures under tests/fixtures/chrome): the native writer's
@@ -19,6 +19,15 @@
  *
  * The simulation runs once per output section with the same seed, so the
  * generator holds nothing in memory.
+ *
+ * -m writes the same trace minified (no whitespace outside strings, as
+ * json.dump(separators=(",", ":")) would).  -j writes a JAX-style trace
+ * instead (the profiler's trace.json through XProf): XLA ops of a compiled
+ * program of 2,000 distinct HLO instructions on 4 devices, each with a long
+ * "long_name" (the HLO text with its metadata, 300 to 400 bytes), flops
+ * and bytes; an "XLA Modules" span per step and device, a PjitFunction
+ * span per step on the host.  Every timeline is in time order (the
+ * ordered path of chrome2ndjson(1)).
  */
 #include "nd_cli.h"
 #include "nd_out.h"
@@ -29,7 +38,9 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: gen-kineto [-hV] [-e events] [-o file] [-r rank] [-s seed]\n";
+"usage: gen-kineto [-hjmV] [-e events] [-o file] [-r rank] [-s seed]\n"
+"  -j  a JAX-style trace (XLA ops with long long_name args)\n"
+"  -m  minified JSON\n";
 
 #define PID 48213
 #define TID_MAIN 48213
@@ -295,6 +306,138 @@ run(int sec, uint64_t seed)
 		step();
 }
 
+/* -m: a stream that drops whitespace outside strings on its way to the
+ * real output. */
+typedef struct minify {
+	FILE *to;
+	int instr, esc;
+} minify;
+
+static ssize_t
+minify_write(void *cookie, const char *p, size_t n)
+{
+	minify *m = cookie;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (m->instr) {
+			if (m->esc)
+				m->esc = 0;
+			else if (c == '\\')
+				m->esc = 1;
+			else if (c == '"')
+				m->instr = 0;
+		} else if (c == '"')
+			m->instr = 1;
+		else if (c == ' ' || c == '\n' || c == '\t')
+			continue;
+		if (putc(c, m->to) == EOF)
+			return -1;
+	}
+	return (ssize_t)n;
+}
+
+/* ---- -j: a JAX-style trace ---- */
+
+#define JAX_DEVICES 4
+#define JAX_OPS 2000
+#define JAX_HOST 100
+
+static const char *const hlo_kinds[] = {
+	"fusion", "convolution", "dot", "copy", "transpose", "reduce",
+	"all-reduce", "custom-call", "broadcast", "select", "add", "multiply"
+};
+
+static const char *const jax_parts[] = {
+	"attention/dot_general", "attention/softmax", "mlp/dot_general",
+	"mlp/gelu", "layer_norm/reduce_sum", "layer_norm/rsqrt",
+	"transpose(jvp(attention))/dot_general", "add_any", "convert_element_type"
+};
+
+static void
+jax_op(int d, int i, int64_t ts, int64_t dur)
+{
+	const char *k = hlo_kinds[i % (int)(sizeof hlo_kinds /
+	    sizeof hlo_kinds[0])];
+	int blk = i / 80, line = 100 + (i * 37) % 900;
+
+	fprintf(out, ",\n{\"pid\":%d,\"tid\":1,\"ts\":%lld.%03lld,"
+	    "\"dur\":%lld.%03lld,\"ph\":\"X\",\"name\":\"%s.%d\",\"args\":{"
+	    "\"long_name\":\"%%%s.%d = bf16[8,%d,4096]{2,1,0:T(8,128)(2,1)} "
+	    "%s(bf16[8,%d,1024]{2,1,0:T(8,128)(2,1)} %%param.%d, "
+	    "bf16[1024,4096]{1,0:T(8,128)(2,1)} %%get-tuple-element.%d), "
+	    "kind=kOutput, calls=%%fused_computation.%d, metadata={op_name="
+	    "\\\"jit(train_step)/jit(main)/transformer/block_%d/%s\\\" "
+	    "source_file=\\\"/workspace/model/transformer.py\\\" "
+	    "source_line=%d}\",\"hlo_module\":\"jit_train_step\","
+	    "\"program_id\":\"7714423841372217641\",\"flops\":%llu,"
+	    "\"bytes_accessed\":%llu}}",
+	    d + 1, (long long)(ts / 1000), (long long)(ts % 1000),
+	    (long long)(dur / 1000), (long long)(dur % 1000), k, i, k, i,
+	    128 << (i % 4), k, 128 << (i % 4), i % 64, i + 1, i, blk,
+	    jax_parts[i % (int)(sizeof jax_parts / sizeof jax_parts[0])],
+	    line, (unsigned long long)(rnd() % 100000000000ULL),
+	    (unsigned long long)(rnd() % 1000000000ULL));
+}
+
+static void
+jax_span(int pid, int tid, const char *name, int64_t ts, int64_t dur)
+{
+	fprintf(out, ",\n{\"pid\":%d,\"tid\":%d,\"ts\":%lld.%03lld,"
+	    "\"dur\":%lld.%03lld,\"ph\":\"X\",\"name\":\"%s\"}", pid, tid,
+	    (long long)(ts / 1000), (long long)(ts % 1000),
+	    (long long)(dur / 1000), (long long)(dur % 1000), name);
+}
+
+/* Steps until target events: per step the host span, then per device its
+ * module span and its ops (durations drawn first: the module span comes
+ * before its ops in the file). */
+static void
+jax_trace(uint64_t seed)
+{
+	static int64_t dur[JAX_OPS];
+	int64_t t = 1000000;
+
+	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+	fputs("{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":"
+	    "true},\"traceEvents\":[\n{\"pid\":100,\"name\":\"process_name\","
+	    "\"ph\":\"M\",\"args\":{\"name\":\"/host:CPU\"}}", out);
+	for (int d = 0; d < JAX_DEVICES; d++)
+		fprintf(out, ",\n{\"pid\":%d,\"name\":\"process_name\",\"ph\":"
+		    "\"M\",\"args\":{\"name\":\"/device:TPU:%d\"}},\n{\"pid\":%d,"
+		    "\"tid\":1,\"name\":\"thread_name\",\"ph\":\"M\",\"args\":"
+		    "{\"name\":\"XLA Ops\"}},\n{\"pid\":%d,\"tid\":2,\"name\":"
+		    "\"thread_name\",\"ph\":\"M\",\"args\":{\"name\":"
+		    "\"XLA Modules\"}}", d + 1, d, d + 1, d + 1);
+	nev = 0;
+	while (nev < target) {
+		int64_t total = 0, end = t;
+
+		jax_span(JAX_HOST, 1, "PjitFunction(train_step)", t, 150000);
+		nev++;
+		for (int d = 0; d < JAX_DEVICES && nev < target; d++) {
+			int64_t ts = t + 200000 + 1000 * d;
+
+			total = 0;
+			for (int i = 0; i < JAX_OPS; i++)
+				total += (dur[i] = jitter(5000)) + 500;
+			jax_span(d + 1, 2, "jit_train_step(7714423841372217641)",
+			    ts, total);
+			nev++;
+			for (int i = 0; i < JAX_OPS && nev < target; i++) {
+				jax_op(d, i, ts, dur[i]);
+				ts += dur[i] + 500;
+				nev++;
+			}
+			if (ts > end)
+				end = ts;
+		}
+		t = end + 100000;
+	}
+	fputs("\n]}\n", out);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,20 +449,29 @@ main(int argc, char **argv)
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, rank = 0;
+	int c, rank = 0, jax = 0;
+	minify mz;
+	FILE *real;
 	uint64_t seed = 1;
 	const char *path = NULL;
 	nd_out *o;
 
 	nd_init(argv[0]);
 	target = 1000000;
-	while ((c = getopt_long(argc, argv, "e:ho:r:s:V", opts, NULL)) != -1)
+	memset(&mz, 0, sizeof mz);
+	while ((c = getopt_long(argc, argv, "e:hjmo:r:s:V", opts, NULL)) != -1)
 		switch (c) {
 		case 'e':
 			target = (uint64_t)nd_cli_int("-e", optarg, 1, INT64_MAX);
 			break;
 		case 'h':
 			nd_cli_help(usage_text);
+		case 'j':
+			jax = 1;
+			break;
+		case 'm':
+			mz.to = stdout;	/* set below */
+			break;
 		case 'o':
 			path = optarg;
 			break;
@@ -336,7 +488,19 @@ main(int argc, char **argv)
 		}
 	/* Through nd_out: -o FILE is replaced atomically like every output. */
 	o = nd_out_open(path);
-	out = nd_out_stdio(o);
+	out = real = nd_out_stdio(o);
+	if (mz.to != NULL) {
+		static const cookie_io_functions_t io = { NULL, minify_write,
+		    NULL, NULL };
+
+		mz.to = real;
+		if ((out = fopencookie(&mz, "w", io)) == NULL)
+			nd_die_errno(ND_EXIT_ERROR, "cannot open a stream");
+	}
+	if (jax) {
+		jax_trace(seed);
+		goto done;
+	}
 	fputs("\n  {\n    \"schemaVersion\": 1,\n    \"deviceProperties\": [\n"
 	    "    {\n      \"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
 	    "\"totalGlobalMem\": 85031714816,\n      \"computeMajor\": 8, "
@@ -377,7 +541,8 @@ main(int argc, char **argv)
 	fputs("  \"traceName\": \"gen-kineto.pt.trace.json\",\n  "
 	    "\"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": "
 	    "1727740000000000000\n}\n", out);
-	if (fclose(out) != 0)
+done:
+	if ((out != real && fclose(out) != 0) || fclose(real) != 0)
 		nd_die_errno(ND_EXIT_ERROR, "%s", path ? path : "<stdout>");
 	nd_out_close(o);
 	return 0;

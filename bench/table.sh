@@ -317,16 +317,16 @@ scaleout() {
 	RE=$((8 * RS))
 	say "$sec: scale-out over 8 rank files (gen-stream $RGEN -n $RS -s 1..8), $((RB / 1000000)) MB, best of $REPEAT"
 	note "$sec: scale-out over 8 rank files of $RS spans (gen-stream $RGEN -s 1..8; $((RB / 1000000)) MB), fastest of $REPEAT run(s); the speed-up is the single stream's wall time over the fan-out's (2 workers, then the merge)"
-	for p in trace-topk trace-regions; do
+	for p in trace-topk trace-regions trace-steps trace-gaps trace-report; do
 		best "$OUT/single.out" "$BIN/$p" $FILES || { fail "$p single stream"; continue; }
 		row "$sec" "$p, 8 files in one stream" "$RE" "$RB" - - -
 		sw=$W
 		sc=$C
-		bestfan "$D" "$p" || { fail "$p xargs fan-out"; continue; }
-		row "$sec" "$p, xargs -P2 -n1 --partial, --merge" "$RE" "$RB" - - "up:$sw:$sc:$FC1:$FC2"
+		bestfan "$D" "$p" || { fail "$p parallel fan-out"; continue; }
+		row "$sec" "$p, parallel -j2 --partial, --merge" "$RE" "$RB" - - "up:$sw:$sc:$FC1:$FC2"
 		note "$sec $p: one stream $sc s of CPU; fan-out $FC1 s of CPU in the 8 --partial runs + $FC2 s in the --merge"
 		cmp -s "$OUT/single.out" "$D/merged.out" ||
-		    fail "$p: xargs -P2 fan-out answer differs from the single stream"
+		    fail "$p: parallel -j2 fan-out answer differs from the single stream"
 		best /dev/null sh -c '
 			rm -f "$1"/*.partial "$1/$3.merged"
 			make -s -j2 -f "$4" DIR="$1" BIN="$2/" PROG="$3"' \
@@ -336,17 +336,17 @@ scaleout() {
 		    fail "$p: make -j2 fan-out answer differs from the single stream"
 	done
 	grep -q 'fan-out' "$NOTES" && grep -q '^FAILED' "$NOTES" ||
-	    note "scale-out: the fanned-out answers of trace-topk and trace-regions (xargs -P2 and make -j2) are byte-identical to the single-stream answer"
+	    note "scale-out: the fanned-out answers of trace-topk, trace-regions, trace-steps, trace-gaps and trace-report (GNU parallel -j2 and make -j2) are byte-identical to the single-stream answer"
 }
 
-# bestfan DIR PROG: REPEAT times the xargs -P2 -n1 --partial phase, then the
+# bestfan DIR PROG: REPEAT times the parallel -j2 --partial phase, then the
 # --merge; W and C their sums (the fastest run), FC1 FC2 the CPU of each
 bestfan() {
 	bw= i=0 br=0
 	while [ $i -lt "$REPEAT" ]; do
 		run1 /dev/null sh -c '
 			rm -f "$1"/*.partial
-			ls "$1"/rank*.ndjson | xargs -P2 -n1 sh -c "\"$2/$3\" --partial -o \"\$1.partial\" \"\$1\"" sh' \
+			parallel -j2 "$2/$3" --partial -o {}.partial {} ::: "$1"/rank*.ndjson' \
 		    sh "$1" "$BIN" "$2" || return 1
 		w1=$W c1=$C r1=$R
 		run1 /dev/null sh -c '"$2/$3" --merge -o "$1/merged.out" "$1"/rank*.ndjson.partial' \

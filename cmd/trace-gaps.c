@@ -6,6 +6,7 @@
 #include "nd_cli.h"
 #include "nd_event.h"
 #include "nd_gaps.h"
+#include "nd_gapsout.h"
 #include "nd_json.h"
 #include "nd_out.h"
 #include "nd_steps.h"
@@ -18,7 +19,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-gaps [-cShuV] [-K dur] [-l level] [-m dur] [-o file] [-x regex] [file ...]\n"
+"usage: trace-gaps [-cShuV] [-K dur] [-l level] [-m dur] [-o file] [-x regex] [--totals] [--partial] [--merge] [file ...]\n"
 "  -l, --level LEVEL      device (default: idle on every timeline of the\n"
 "                         device) or timeline (idle on one timeline)\n"
 "  -m, --min DUR          report gaps of at least DUR (default 0; 10us, 1ms)\n"
@@ -27,6 +28,10 @@ static const char usage_text[] =
 "  -S, --within-steps     keep only the parts of gaps inside step windows\n"
 "  -x, --step-regex RE    step windows from spans whose name matches RE\n"
 "  -u, --unordered        accept timelines out of start order (more memory)\n"
+"      --totals           add a gap_summary record: totals by cause, payload\n"
+"                         and scope\n"
+"      --partial          partial results for --merge\n"
+"      --merge            combine partial results (the output of --partial)\n"
 "  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n";
@@ -104,7 +109,7 @@ write_gap(nd_buf *b, const nd_gaps *g, const nd_gap *gap,
 
 struct sink {
 	nd_gaps *g;
-	nd_out *o;
+	nd_gapsout *out;
 	const nd_source_info *si;
 	int level;
 };
@@ -114,17 +119,146 @@ one_gap(void *ctx, const nd_gap *gap)
 {
 	struct sink *k = ctx;
 
-	write_gap(nd_out_buf(k->o), k->g, gap, k->si, k->level);
-	nd_out_commit(k->o);
+	write_gap(nd_out_buf(k->out->o), k->g, gap, k->si, k->level);
+	nd_gapsout_gap(k->out, gap);
 }
 
 static void
-flush_source(nd_gaps *g, nd_stream *st, uint32_t src, nd_out *o, int level)
+flush_source(nd_gaps *g, nd_stream *st, uint32_t src, nd_gapsout *out,
+    int level)
 {
-	struct sink k = { g, o, nd_stream_meta(st, src), level };
+	struct sink k = { g, out, nd_stream_meta(st, src), level };
 
 	nd_gaps_finish(g, one_gap, &k);
 	nd_gaps_reset(g);
+}
+
+enum { OPT_TOTALS = 256, OPT_PARTIAL, OPT_MERGE };
+
+struct args {
+	nd_gaps_opts go;
+	const char *out, *regex;
+	int summary, partial, merge;
+	int collopt;		/* a collection option was given */
+};
+
+static void
+option(struct args *a, int ch)
+{
+	/* the options that decide the gaps: --merge takes them from the
+	 * partial results */
+	if (ch < 256 && strchr("cKklmrSsux", ch) != NULL)
+		a->collopt = 1;
+	switch (ch) {
+	case 'c':
+		a->go.host_context = ND_GAP_MAX_CTX;
+		break;
+	case 'h':
+		nd_cli_help(usage_text);
+	case 'k':	/* -k is --top elsewhere */
+		nd_cli_deprecated("-k", "-K (--kernel-wait)");
+		/* FALLTHROUGH */
+	case 'K':
+		a->go.kernel_wait_ns = nd_cli_duration("--kernel-wait", optarg);
+		break;
+	case 'l':
+		if (strcmp(optarg, "device") == 0)
+			a->go.level = ND_GAP_DEVICE;
+		else if (strcmp(optarg, "timeline") == 0)
+			a->go.level = ND_GAP_TIMELINE;
+		else
+			nd_die(ND_EXIT_ERROR, "invalid value for --level: "
+			    "'%s' (use device or timeline)", optarg);
+		break;
+	case 'm':
+		a->go.min_ns = nd_cli_duration("--min", optarg);
+		break;
+	case 'o':
+		a->out = optarg;
+		break;
+	case 'r':	/* -r is --rules elsewhere */
+		nd_cli_deprecated("-r", "-x (--step-regex)");
+		/* FALLTHROUGH */
+	case 'x':
+		a->regex = optarg;
+		break;
+	case 's':	/* -s is --summary elsewhere */
+		nd_cli_deprecated("-s", "-S (--within-steps)");
+		/* FALLTHROUGH */
+	case 'S':
+		a->go.within_steps = 1;
+		break;
+	case 'u':
+		a->go.unordered = 1;
+		break;
+	case 'V':
+		nd_cli_version();
+	case OPT_TOTALS:
+		a->summary = 1;
+		break;
+	case OPT_PARTIAL:
+		a->partial = 1;
+		break;
+	case OPT_MERGE:
+		a->merge = 1;
+		break;
+	default:
+		nd_cli_usage(usage_text);
+	}
+}
+
+static void
+span(nd_gaps *g, nd_stream *st, const nd_event *ev, const regex_t *re)
+{
+	nd_span_role r;
+
+	if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR))
+		return;
+	nd_span_role_of(ev, re, &r);
+	if (nd_gaps_add(g, ev, &r) != 0)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: span out of order "
+		    "on timeline pid %lld tid %lld (ndtrace(7): "
+		    "each timeline by start time); use "
+		    "--unordered", nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st),
+		    (long long)ev->pid, (long long)ev->tid);
+}
+
+/* The gaps of every source, in input order, to out. */
+static void
+run(struct args *a, char **paths, int n, nd_gapsout *out)
+{
+	nd_gaps *g = nd_gaps_new(&a->go);
+	nd_stream *st = nd_stream_open(paths, n);
+	nd_event ev;
+	int64_t cur = -1;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev)) {
+		if ((int64_t)ev.source != cur) {
+			if (cur >= 0)
+				flush_source(g, st, (uint32_t)cur, out,
+				    a->go.level);
+			cur = ev.source;
+		}
+		switch (ev.type) {
+		case ND_EV_SPAN:
+			span(g, st, &ev, a->go.re);
+			break;
+		case ND_EV_INSTANT:
+		case ND_EV_COUNTER:
+		case ND_EV_FLOW:
+		case ND_EV_END:
+			break;
+		default:
+			nd_gapsout_pass(out, ev.line, ev.len);
+		}
+	}
+	if (cur >= 0)
+		flush_source(g, st, (uint32_t)cur, out, a->go.level);
+	nd_stream_close(st);
+	nd_event_free(&ev);
+	nd_gaps_free(g);
 }
 
 int
@@ -139,130 +273,54 @@ main(int argc, char **argv)
 		{ "step-regex", required_argument, NULL, 'x' },
 		{ "within-steps", no_argument, NULL, 'S' },
 		{ "unordered", no_argument, NULL, 'u' },
+		{ "totals", no_argument, NULL, OPT_TOTALS },
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
+		{ "merge", no_argument, NULL, OPT_MERGE },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	nd_gaps_opts go;
-	const char *outpath = NULL, *regex = NULL;
+	struct args a;
 	regex_t re;
-	nd_gaps *g;
-	nd_stream *st;
+	nd_gapsout out;
 	nd_out *o;
-	nd_event ev;
-	int64_t cur = -1;
 	int ch;
 
 	nd_init(argv[0]);
-	memset(&go, 0, sizeof go);
-	go.level = ND_GAP_DEVICE;
-	go.kernel_wait_ns = 30000;
-	while ((ch = getopt_long(argc, argv, "chK:k:l:m:o:r:SsuVx:", opts, NULL)) != -1)
-		switch (ch) {
-		case 'c':
-			go.host_context = ND_GAP_MAX_CTX;
-			break;
-		case 'h':
-			nd_cli_help(usage_text);
-		case 'k':	/* -k is --top elsewhere */
-			nd_cli_deprecated("-k", "-K (--kernel-wait)");
-			/* FALLTHROUGH */
-		case 'K':
-			go.kernel_wait_ns = nd_cli_duration("--kernel-wait", optarg);
-			break;
-		case 'l':
-			if (strcmp(optarg, "device") == 0)
-				go.level = ND_GAP_DEVICE;
-			else if (strcmp(optarg, "timeline") == 0)
-				go.level = ND_GAP_TIMELINE;
-			else
-				nd_die(ND_EXIT_ERROR, "invalid value for --level: "
-				    "'%s' (use device or timeline)", optarg);
-			break;
-		case 'm':
-			go.min_ns = nd_cli_duration("--min", optarg);
-			break;
-		case 'o':
-			outpath = optarg;
-			break;
-		case 'r':	/* -r is --rules elsewhere */
-			nd_cli_deprecated("-r", "-x (--step-regex)");
-			/* FALLTHROUGH */
-		case 'x':
-			regex = optarg;
-			break;
-		case 's':	/* -s is --summary elsewhere */
-			nd_cli_deprecated("-s", "-S (--within-steps)");
-			/* FALLTHROUGH */
-		case 'S':
-			go.within_steps = 1;
-			break;
-		case 'u':
-			go.unordered = 1;
-			break;
-		case 'V':
-			nd_cli_version();
-		default:
-			nd_cli_usage(usage_text);
-		}
+	memset(&a, 0, sizeof a);
+	a.go.level = ND_GAP_DEVICE;
+	a.go.kernel_wait_ns = 30000;
+	while ((ch = getopt_long(argc, argv, "chK:k:l:m:o:r:SsuVx:", opts,
+	    NULL)) != -1)
+		option(&a, ch);
 	argc -= optind;
 	argv += optind;
-
-	if (regex != NULL) {
-		int rc = regcomp(&re, regex, REG_EXTENDED);
+	if (a.merge && a.collopt)
+		nd_die(ND_EXIT_ERROR, "--merge takes --level, --min, "
+		    "--kernel-wait, --host-context, --within-steps, "
+		    "--step-regex and --unordered from the partial results; "
+		    "do not give them again");
+	if (a.regex != NULL) {
+		int rc = regcomp(&re, a.regex, REG_EXTENDED);
 
 		if (rc != 0) {
 			char msg[256];
 
 			regerror(rc, &re, msg, sizeof msg);
 			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
-			    regex, msg);
+			    a.regex, msg);
 		}
-		go.re = &re;
+		a.go.re = &re;
 	}
-	g = nd_gaps_new(&go);
-	st = nd_stream_open(argv, argc);
-	o = nd_out_open(outpath);
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev)) {
-		if ((int64_t)ev.source != cur) {
-			if (cur >= 0)
-				flush_source(g, st, (uint32_t)cur, o, go.level);
-			cur = ev.source;
-		}
-		switch (ev.type) {
-		case ND_EV_SPAN: {
-			nd_span_role r;
-
-			if (!(ev.has & ND_HAS_TS) || !(ev.has & ND_HAS_DUR))
-				break;
-			nd_span_role_of(&ev, go.re, &r);
-			if (nd_gaps_add(g, &ev, &r) != 0)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: span out of order "
-				    "on timeline pid %lld tid %lld (ndtrace(7): "
-				    "each timeline by start time); use "
-				    "--unordered", nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    (long long)ev.pid, (long long)ev.tid);
-			break;
-		}
-		case ND_EV_INSTANT:
-		case ND_EV_COUNTER:
-		case ND_EV_FLOW:
-		case ND_EV_END:
-			break;
-		default:
-			nd_buf_add(nd_out_buf(o), ev.line, ev.len);
-			nd_buf_addc(nd_out_buf(o), '\n');
-			nd_out_commit(o);
-		}
+	o = nd_out_open(a.out);
+	if (a.merge)
+		nd_gapsout_merge(&out, o, a.partial, a.summary, argv, argc);
+	else {
+		nd_gapsout_begin(&out, o, a.partial, a.summary, &a.go, a.regex);
+		run(&a, argv, argc, &out);
 	}
-	if (cur >= 0)
-		flush_source(g, st, (uint32_t)cur, o, go.level);
+	nd_gapsout_end(&out);
 	nd_out_close(o);
-	nd_stream_close(st);
-	nd_event_free(&ev);
-	nd_gaps_free(g);
-	if (regex != NULL)
+	if (a.regex != NULL)
 		regfree(&re);
 	return ND_EXIT_OK;
 }

@@ -18,7 +18,7 @@
 #include <time.h>
 
 static const char usage_text[] =
-"usage: trace-report [-huV] [-o file] [-k N] [-p X] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--device name] [--peak-gbps Y] [--list-thresholds] [file ...]\n"
+"usage: trace-report [-huV] [-o file] [-k N] [-p X] [-t id=value] [-w n] [-x regex] [--drop-last] [--json | --html] [--stamp] [--device name] [--peak-gbps Y] [--list-thresholds] [--partial | --merge] [file ...]\n"
 "  -o, --output FILE      write to FILE (replaced atomically) instead of stdout\n"
 "  -k, --top N            rows per table (default 10; 0: all)\n"
 "  -t, --threshold ID=V   threshold of finding ID in percent (repeatable)\n"
@@ -34,11 +34,16 @@ static const char usage_text[] =
 "                         TPU v5e, ...; the table of trace-roofline(1))\n"
 "  -p, --peak-tflops X    compute peak of a device for the roofline, TFLOP/s\n"
 "      --peak-gbps Y      memory bandwidth of a device for the roofline, GB/s\n"
+"      --partial          write partial results for --merge (collection\n"
+"                         options, and --html; see trace-report(1))\n"
+"      --merge            read partial results and write the report of all\n"
+"                         their inputs (with the other options)\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n";
 
 enum { OPT_DROP_LAST = 256, OPT_JSON, OPT_HTML, OPT_STAMP, OPT_UNORDERED,
-	OPT_LIST, OPT_DEVICE, OPT_PEAK_TFLOPS, OPT_PEAK_GBPS };
+	OPT_LIST, OPT_DEVICE, OPT_PEAK_TFLOPS, OPT_PEAK_GBPS, OPT_PARTIAL,
+	OPT_MERGE };
 
 /* The options, once parsed. */
 struct args {
@@ -49,7 +54,46 @@ struct args {
 	int fmt;		/* 0 Markdown, 1 JSON, 2 HTML */
 	int stamp, list, has_re;
 	regex_t re;
+	int partial, merge;
+	/* the last option given of each kind, for --partial and --merge */
+	const char *collect_opt, *output_opt;
 };
+
+/* Options read by the collection (they go to --partial) or only by the
+ * output (they go to --merge). */
+static void
+kind_of(struct args *a, int c)
+{
+	switch (c) {
+	case 'x': a->collect_opt = "--step-regex"; break;
+	case 'u': case OPT_UNORDERED: a->collect_opt = "--unordered"; break;
+	case OPT_DEVICE: a->collect_opt = "--device"; break;
+	case 'p': case OPT_PEAK_TFLOPS: a->collect_opt = "--peak-tflops"; break;
+	case OPT_PEAK_GBPS: a->collect_opt = "--peak-gbps"; break;
+	case 'k': a->output_opt = "--top"; break;
+	case 't': a->output_opt = "--threshold"; break;
+	case 'w': a->output_opt = "--warmup"; break;
+	case OPT_DROP_LAST: a->output_opt = "--drop-last"; break;
+	case OPT_JSON: a->output_opt = "--json"; break;
+	case OPT_HTML: break;	/* both: --partial keeps the strip */
+	case OPT_STAMP: a->output_opt = "--stamp"; break;
+	case OPT_LIST: a->output_opt = "--list-thresholds"; break;
+	}
+}
+
+static void
+check_mode(const struct args *a)
+{
+	if (a->partial && a->merge)
+		nd_die(ND_EXIT_ERROR, "--partial and --merge exclude each "
+		    "other");
+	if (a->partial && a->output_opt != NULL)
+		nd_die(ND_EXIT_ERROR, "--partial writes no report: give %s to "
+		    "--merge", a->output_opt);
+	if (a->merge && a->collect_opt != NULL)
+		nd_die(ND_EXIT_ERROR, "--merge: %s is a collection option: "
+		    "give it to --partial", a->collect_opt);
+}
 
 static void
 parse_args(int argc, char **argv, struct args *a)
@@ -69,6 +113,8 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "peak-tflops", required_argument, NULL, OPT_PEAK_TFLOPS },
 		{ "peak-gbps", required_argument, NULL, OPT_PEAK_GBPS },
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
+		{ "merge", no_argument, NULL, OPT_MERGE },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -78,7 +124,8 @@ parse_args(int argc, char **argv, struct args *a)
 	ro->top = 10;
 	ro->warmup = 1;
 	a->thr = nd_xcalloc((size_t)argc + 1, sizeof *a->thr);
-	while ((c = getopt_long(argc, argv, "hVk:o:p:t:uw:x:", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "hVk:o:p:t:uw:x:", opts, NULL)) != -1) {
+		kind_of(a, c);
 		switch (c) {
 		case 'h':
 			nd_cli_help(usage_text);
@@ -103,6 +150,7 @@ parse_args(int argc, char **argv, struct args *a)
 			if (regcomp(&a->re, optarg, REG_EXTENDED) != 0)
 				nd_die(2, "invalid --step-regex: '%s'", optarg);
 			a->has_re = 1;
+			ro->step_regex = optarg;
 			break;
 		case OPT_DROP_LAST:
 			ro->drop_last = 1;
@@ -138,9 +186,17 @@ parse_args(int argc, char **argv, struct args *a)
 			ro->peak_gbps = nd_cli_double("--peak-gbps", optarg,
 			    1e-9, 1e9);
 			break;
+		case OPT_PARTIAL:
+			a->partial = 1;
+			break;
+		case OPT_MERGE:
+			a->merge = 1;
+			break;
 		default:
 			nd_cli_usage(usage_text);
 		}
+	}
+	check_mode(a);
 }
 
 static void
@@ -218,12 +274,24 @@ main(int argc, char **argv)
 			nd_die(2, "invalid value for --threshold: '%s' (see "
 			    "--list-thresholds)", a.thr[i]);
 	free(a.thr);
-	/* out of order: read again (--unordered: buffered, one reading) */
-	dopts.once = a.ro.unordered;
-	dcb.ctx = r;
-	nd_drive(argv, argc, &dopts, &dcb, &dres);
-	nd_report_finish(r);
-	write_report(r, a.outpath, a.fmt);
+	if (a.merge)
+		nd_report_merge(r, argv, argc);
+	else {
+		/* out of order: read again (--unordered: buffered, one
+		 * reading) */
+		dopts.once = a.ro.unordered;
+		dcb.ctx = r;
+		nd_drive(argv, argc, &dopts, &dcb, &dres);
+	}
+	if (a.partial) {
+		nd_out *o = nd_out_open(a.outpath);
+
+		nd_report_partial(r, o, dres.sources);
+		nd_out_close(o);
+	} else {
+		nd_report_finish(r);
+		write_report(r, a.outpath, a.fmt);
+	}
 	nd_report_free(r);
 	if (a.has_re)
 		regfree(&a.re);

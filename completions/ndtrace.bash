@@ -8,12 +8,12 @@ _ndtrace() {
 	trace-classify) opts="--help --output --print-rules --rules --version" ;;
 	trace-context) opts="--after-context --before-context --context --help --key --lookback --max --output --overlapping --regex --table --version" ;;
 	trace-diff) opts="--allow-same --by --drop-last --fail-on --help --history --label --last --output --step-regex --table --top --trend --version --warmup --warn-on --warn-on" ;;
-	trace-gaps) opts="--help --host-context --kernel-wait --level --min --output --step-regex --unordered --version --within-steps" ;;
+	trace-gaps) opts="--help --host-context --kernel-wait --level --merge --min --output --partial --step-regex --totals --unordered --version --within-steps" ;;
 	trace-mem) opts="--dump --frames --help --output --snapshot --sort --table --timeline --top --version" ;;
 	trace-regions) opts="--by-device --depth --folded --help --merge --min-share --ops --output --overrun --partial --prune --timelines --tree --unordered --version" ;;
-	trace-report) opts="--device --drop-last --help --html --json --list-thresholds --output --peak-gbps --peak-tflops --stamp --step-regex --threshold --top --unordered --version --warmup" ;;
+	trace-report) opts="--device --drop-last --help --html --json --list-thresholds --merge --output --partial --peak-gbps --peak-tflops --stamp --step-regex --threshold --top --unordered --version --warmup" ;;
 	trace-roofline) opts="--by --csv --device --help --output --peak-gbps --peak-tflops --print-peaks --table --timelines --top --version" ;;
-	trace-steps) opts="--drop-last --help --output --peak-tflops --per-device --print-peaks --ranks --step-regex --summary --version --warmup" ;;
+	trace-steps) opts="--drop-last --help --merge --output --partial --peak-tflops --per-device --print-peaks --ranks --step-regex --summary --version --warmup" ;;
 	trace-topk) opts="--by --csv --help --merge --output --overrun --partial --sort --table --timelines --top --type --unordered --version --wall" ;;
 	xplane2ndjson) opts="--device-only --help --lines --list --no-args --output --planes --print-rules --rules --run --version" ;;
 	*) return 0 ;;

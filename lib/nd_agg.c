@@ -19,6 +19,7 @@
 
 struct nd_agg {
 	nd_intern *keys;
+	nd_idmemo *memo;	/* nd_agg_memo */
 	nd_agg_row *rows;
 	nd_abstime *exmin;	/* per row: abs of its example, or max */
 	size_t nrows, cap;
@@ -74,12 +75,111 @@ nd_aggkey_next(const char **p, const char *end, int *tag, const char **s,
 	return 1;
 }
 
+void
+nd_aggkey_json(nd_jw *w, const char *k, size_t n)
+{
+	const char *p = k, *s;
+	size_t len;
+	int tag;
+
+	nd_jw_arr(w);
+	while (nd_aggkey_next(&p, k + n, &tag, &s, &len))
+		if (tag == ND_AGGKEY_STR)
+			nd_jw_str(w, s, len);
+		else if (tag == ND_AGGKEY_RAW) {
+			nd_jw_arr(w);
+			nd_jw_str(w, s, len);
+			nd_jw_arr_end(w);
+		} else
+			nd_jw_null(w);
+	nd_jw_arr_end(w);
+}
+
+int
+nd_aggkey_read(nd_buf *k, const nd_jval *arr)
+{
+	nd_jiter it, ri;
+	nd_jval e, x;
+	nd_jerr je;
+	nd_buf t = ND_BUF_INIT;
+	int rc = 0;
+
+	if (arr == NULL || arr->type != ND_JARR)
+		return -1;
+	nd_jaiter_init(&it, arr, arr->raw);
+	while (rc == 0 && nd_jaiter_next(&it, &e, &je) == 1) {
+		nd_buf_reset(&t);
+		if (e.type == ND_JNULL)
+			nd_aggkey_none(k);
+		else if (e.type == ND_JSTR) {
+			nd_json_unescape(&e, &t);
+			nd_aggkey_str(k, t.p ? t.p : "", t.len);
+		} else if (e.type == ND_JARR) {
+			nd_jaiter_init(&ri, &e, e.raw);
+			if (nd_jaiter_next(&ri, &x, &je) != 1 ||
+			    x.type != ND_JSTR)
+				rc = -1;
+			else {
+				nd_json_unescape(&x, &t);
+				nd_aggkey_raw(k, t.p ? t.p : "", t.len);
+			}
+		} else
+			rc = -1;
+	}
+	nd_buf_free(&t);
+	return rc;
+}
+
+void
+nd_agg_row_json(nd_jw *w, const nd_agg_row *r)
+{
+	nd_jw_kuint(w, "count", r->count);
+	nd_jw_kint(w, "total_ns", r->total_ns);
+	nd_jw_kint(w, "self_ns", r->self_ns);
+	nd_jw_kuint(w, "overrun", r->overrun);
+	nd_jw_kint(w, "min_ns", r->hist.min);
+	nd_jw_kint(w, "max_ns", r->hist.max);
+	nd_jw_key(w, "hist");
+	nd_hist_write(&r->hist, w);
+}
+
+int
+nd_agg_row_read(nd_agg_row *r, const nd_event *ev, const char **bad)
+{
+	static const char *const key[] = { "count", "total_ns", "self_ns",
+	    "overrun", "min_ns", "max_ns" };
+	int64_t v[6];
+
+	for (int i = 0; i < 6; i++) {
+		const nd_jval *x = nd_event_get(ev, key[i]);
+
+		if (x == NULL || nd_json_int(x, &v[i]) != 0 ||
+		    (i != 4 && i != 5 && v[i] < 0)) {
+			*bad = key[i];
+			return -1;
+		}
+	}
+	r->count = (uint64_t)v[0];
+	r->total_ns = v[1];
+	r->self_ns = v[2];
+	r->overrun = (uint64_t)v[3];
+	*bad = "hist";
+	if (nd_event_get(ev, "hist") == NULL ||
+	    nd_hist_read(&r->hist, nd_event_get(ev, "hist")) != 0 ||
+	    r->hist.total != r->count)
+		return -1;
+	r->hist.min = v[4];
+	r->hist.max = v[5];
+	return 0;
+}
+
 nd_agg *
 nd_agg_new(void)
 {
 	nd_agg *a = nd_xcalloc(1, sizeof *a);
 
 	a->keys = nd_intern_new();
+	a->memo = nd_idmemo_new();
 	return a;
 }
 
@@ -120,9 +220,16 @@ nd_agg_free(nd_agg *a)
 	for (size_t i = 0; i < a->nrows; i++)
 		row_free(&a->rows[i]);
 	nd_intern_free(a->keys);
+	nd_idmemo_free(a->memo);
 	free(a->rows);
 	free(a->exmin);
 	free(a);
+}
+
+nd_idmemo *
+nd_agg_memo(nd_agg *a)
+{
+	return a->memo;
 }
 
 uint32_t

@@ -24,7 +24,9 @@
 #define ND_AGG_H
 
 #include "nd_buf.h"
+#include "nd_hash.h"
 #include "nd_hist.h"
+#include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_scan.h"	/* nd_scan() fills these tables */
 #include "nd_stream.h"
@@ -78,6 +80,21 @@ nd_agg_row *nd_agg_row_of(nd_agg *a, uint32_t id);
 const char *nd_agg_key(const nd_agg *a, uint32_t id, size_t *n);
 /* Empty every row (keys stay, with their ids). */
 void nd_agg_reset(nd_agg *a);
+/* The caller's memo of row ids by the ids of its keys' fields (nd_hash's
+ * nd_idmemo), as long-lived as the ids. */
+nd_idmemo *nd_agg_memo(nd_agg *a);
+
+/* A key as a JSON array, for partial results: a string field as a string,
+ * an absent one as null, a raw one as a one-string array (its text need not
+ * be JSON).  nd_aggkey_read appends the fields of such an array to k: 0, or
+ * -1 when arr is not one. */
+void nd_aggkey_json(nd_jw *w, const char *k, size_t n);
+int nd_aggkey_read(nd_buf *k, const nd_jval *arr);
+/* The figures of a row (count, total_ns, self_ns, overrun, min_ns, max_ns,
+ * hist; not the example) as members of the open object w, and back into a
+ * zeroed row: 0, or -1 with *bad the member missing or malformed. */
+void nd_agg_row_json(nd_jw *w, const nd_agg_row *r);
+int nd_agg_row_read(nd_agg_row *r, const nd_event *ev, const char **bad);
 
 /* dst += src, all figures and the example. */
 void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);

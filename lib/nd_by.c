@@ -258,6 +258,59 @@ nd_by_jval(nd_buf *k, nd_buf *tmp, const nd_jval *v)
 		nd_aggkey_raw(k, v->raw, v->len);
 }
 
+/* The ND_SID_* field of a K_STR key, or -1 (no ids kept for it). */
+static int
+sid_field(size_t off)
+{
+	if (off == offsetof(nd_event, name))
+		return ND_SID_NAME;
+	if (off == offsetof(nd_event, family))
+		return ND_SID_FAMILY;
+	if (off == offsetof(nd_event, cls))
+		return ND_SID_CLASS;
+	if (off == offsetof(nd_event, scope))
+		return ND_SID_SCOPE;
+	if (off == offsetof(nd_event, device))
+		return ND_SID_DEVICE;
+	return -1;
+}
+
+int
+nd_by_sids(const nd_by *b, const nd_event *ev, uint32_t *ids)
+{
+	struct bystats *st = b->st;
+
+	for (size_t i = 0; i < b->n; i++) {
+		int f = b->k[i].kind == K_STR ? sid_field(b->k[i].off) : -1;
+
+		if (f < 0)
+			return 0;
+		ids[i] = nd_event_sid(ev, f);
+	}
+	st->calls++;
+	for (size_t i = 0; i < b->n; i++)
+		if (ND_UNLIKELY(st->present[i] == 0) && ids[i] != ND_SID_NONE) {
+			st->present[i] = 1;
+			st->unseen--;
+		}
+	if (ND_UNLIKELY(st->unseen != 0))
+		census(st, ev);
+	return 1;
+}
+
+int
+nd_by_memo(const nd_by *b, const nd_event *ev, nd_idmemo *m, uint32_t lead,
+    uint32_t *id, uint64_t *ik)
+{
+	uint32_t ids[8];
+
+	if (b->n >= 8 || !nd_by_sids(b, ev, ids + 1))
+		return -1;
+	ids[0] = lead;
+	*id = nd_idmemo_get(m, ids, b->n + 1, ik);
+	return *id != UINT32_MAX;
+}
+
 void
 nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
     nd_buf *k, nd_buf *tmp)

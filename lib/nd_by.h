@@ -40,6 +40,15 @@ const char *nd_by_name(const nd_by *b, size_t i, const char **arg);
 /* Append the key fields of ev to k (not reset). */
 void nd_by_key(const nd_by *b, const nd_event *ev, const nd_source_info *si,
     nd_buf *k, nd_buf *tmp);
+/* The same key as the ids (nd_event_sid) of its fields, into ids[0..
+ * nd_by_count): 1, or 0 when a key is not a field that has ids (then
+ * nd_by_key it).  Keeps nd_by_check's bookkeeping as nd_by_key does. */
+int nd_by_sids(const nd_by *b, const nd_event *ev, uint32_t *ids);
+/* The value in m of ev's key led by `lead` (a tag of the caller's), by
+ * those ids: 1 with *id; 0 when new (nd_idmemo_put(m, *ik, ...) it once
+ * found by its bytes); -1 when the key has no ids (nd_by_key it). */
+int nd_by_memo(const nd_by *b, const nd_event *ev, nd_idmemo *m,
+    uint32_t lead, uint32_t *id, uint64_t *ik);
 /* After the last nd_by_key: when a key had no value on any of the records
  * given to nd_by_key (a typo, most likely), die with "prog: OPT KEY: no
  * span has this key; the spans have: a, b, args.c" (saying too when KEY is

@@ -14,7 +14,10 @@
  * answers are cached per distinct (name, long_name, cat, process, thread)
  * and the regexes run once per distinct op.  The cache is bounded; when it
  * fills it is emptied and refilled (names that never repeat, such as
- * Python object addresses, cannot grow it without bound).
+ * Python object addresses, cannot grow it without bound).  Below it, each
+ * regex runs once per distinct value of its field (struct memo): one name
+ * on many devices or threads is many ops but one test of each name
+ * pattern, and the name patterns are most of the cost.
  */
 #include "nd_buf.h"
 #include "nd_classify.h"
@@ -61,9 +64,30 @@ struct centry {
 	const char *cls, *family;
 };
 
+/* Per field: each distinct value seen, and per value and rule the answer
+ * of the rule's pattern for that field in 2 bits (0 not asked yet, 1
+ * match, 2 no match).  About 60 bytes a value: a name that never repeats
+ * costs little.  Emptied with the cache, its bytes counted in the
+ * cache's. */
+struct mval {
+	uint64_t hash;
+	uint32_t off, len;	/* in text */
+};
+
+struct memo {
+	uint32_t *slot;		/* open addressing: value index + 1, 0 empty */
+	size_t mask;
+	struct mval *val;
+	size_t n, cap;
+	nd_buf text;
+	uint8_t *res;		/* rowbytes per value */
+	size_t capres;
+};
+
 struct cache {
 	struct centry *tab;	/* open addressing; key == NULL: empty */
 	size_t mask, n, bytes;
+	struct memo memo[NFIELD];
 };
 
 struct nd_rules {
@@ -428,6 +452,15 @@ cache_clear(struct cache *c)
 	c->mask = 0;
 	c->n = 0;
 	c->bytes = 0;
+	for (int f = 0; f < NFIELD; f++) {
+		struct memo *m = &c->memo[f];
+
+		free(m->slot);
+		free(m->val);
+		nd_buf_free(&m->text);
+		free(m->res);
+	}
+	memset(c->memo, 0, sizeof c->memo);
 }
 
 void
@@ -474,9 +507,75 @@ nd_rules_print(const nd_rules *r, FILE *fp)
 }
 
 static void
-match_rules(const nd_rules *r, const char *const *fld, nd_class_out *out)
+memo_rehash(struct memo *m)
+{
+	size_t size = m->slot != NULL ? (m->mask + 1) * 2 : 256;
+
+	free(m->slot);
+	m->slot = nd_xcalloc(size, sizeof *m->slot);
+	m->mask = size - 1;
+	for (size_t i = 0; i < m->n; i++) {
+		size_t j = m->val[i].hash & m->mask;
+
+		while (m->slot[j] != 0)
+			j = (j + 1) & m->mask;
+		m->slot[j] = (uint32_t)i + 1;
+	}
+}
+
+/* The memo's answers for value v of field f (added if new). */
+static uint8_t *
+memo_row(const nd_rules *r, int f, const char *v, size_t n)
+{
+	struct cache *c = r->cache;
+	struct memo *m = &c->memo[f];
+	size_t rowb = (r->n + 3) / 4, j, old;
+	uint64_t h = nd_hash_bytes(v, n);
+
+	if (m->slot == NULL || (m->n + 1) * 2 > m->mask + 1)
+		memo_rehash(m);
+	for (j = h & m->mask; m->slot[j] != 0; j = (j + 1) & m->mask) {
+		const struct mval *e = &m->val[m->slot[j] - 1];
+
+		if (e->hash == h && e->len == n &&
+		    (n == 0 || memcmp(m->text.p + e->off, v, n) == 0))
+			return m->res + (size_t)(m->slot[j] - 1) * rowb;
+	}
+	nd_grow(&m->val, &m->cap, m->n + 1, sizeof *m->val);
+	m->val[m->n].hash = h;
+	m->val[m->n].off = (uint32_t)m->text.len;
+	m->val[m->n].len = (uint32_t)n;
+	nd_buf_add(&m->text, v, n);
+	old = m->capres;
+	if (m->n >= old) {
+		nd_grow(&m->res, &m->capres, m->n + 1, rowb);
+		memset(m->res + old * rowb, 0, (m->capres - old) * rowb);
+	}
+	m->slot[j] = (uint32_t)++m->n;
+	c->bytes += n + rowb + 32;	/* text, answers, entry and slot */
+	return m->res + (m->n - 1) * rowb;
+}
+
+/* Rule i's pattern for field f on the memo's value of row. */
+static int
+memo_match(const struct rule *ru, int f, const char *v, uint8_t *row,
+    size_t i)
+{
+	int sh = (int)(i % 4) * 2, a = row[i / 4] >> sh & 3;
+
+	if (a == 0) {
+		a = regexec(&ru->re[f], v, 0, NULL, 0) == 0 ? 1 : 2;
+		row[i / 4] |= (uint8_t)(a << sh);
+	}
+	return a == 1;
+}
+
+static void
+match_rules(const nd_rules *r, const char *const *fld, const size_t *len,
+    nd_class_out *out)
 {
 	const char *cls = NULL, *fam = NULL;
+	uint8_t *row[NFIELD] = { NULL };
 
 	for (size_t i = 0; i < r->n && (cls == NULL || fam == NULL); i++) {
 		const struct rule *ru = &r->rules[i];
@@ -486,10 +585,14 @@ match_rules(const nd_rules *r, const char *const *fld, nd_class_out *out)
 		if ((ru->cls == NULL || cls != NULL) &&
 		    (ru->family == NULL || fam != NULL))
 			continue;
-		for (f = 0; f < NFIELD; f++)
-			if (ru->pat[f] != NULL &&
-			    regexec(&ru->re[f], fld[f], 0, NULL, 0) != 0)
+		for (f = 0; f < NFIELD; f++) {
+			if (ru->pat[f] == NULL)
+				continue;
+			if (row[f] == NULL)
+				row[f] = memo_row(r, f, fld[f], len[f]);
+			if (!memo_match(ru, f, fld[f], row[f], i))
 				break;
+		}
 		if (f < NFIELD)
 			continue;
 		if (cls == NULL)
@@ -571,7 +674,7 @@ nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out)
 			}
 		}
 
-	match_rules(r, fld, out);
+	match_rules(r, fld, len, out);
 
 	if (c->n + 1 > CACHE_MAX_ENTRIES || c->bytes + klen > CACHE_MAX_BYTES)
 		cache_clear(c);

@@ -1,4 +1,5 @@
 #include "nd_event.h"
+#include "nd_hash.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -41,9 +42,10 @@ static const struct reserved {
 static const nd_jkey arg_keys[ND_ARG_N] = {
 #define K(s) { s, sizeof(s) - 1 }
 	K("flops"), K("model_flops"), K("correlation"), K("correlation_id"),
-	K("step_num"), K("group_id")
+	K("step_num"), K("group_id"), K("bytes_accessed"), K("bytes_allocated")
 #undef K
 };
+_Static_assert(ND_ARG_N <= ND_JNOTE_MAX, "nd_jnote holds the args keys");
 
 static const char *const type_names[] = {
 	"other", "meta", "span", "instant", "counter", "flow", "end"
@@ -506,6 +508,36 @@ nd_event_arg(const nd_event *ev, const char *key, nd_jval *out)
 	return 0;
 }
 
+_Static_assert(ND_SID_N == sizeof ((nd_event *)0)->sid /
+    sizeof ((nd_event *)0)->sid[0], "a memo per field");
+
+uint32_t
+nd_event_sid(const nd_event *cev, int field)
+{
+	static nd_intern *tab;	/* the program's; reachable until exit */
+	nd_event *ev = (nd_event *)cev;	/* the memo only: see nd_event.h */
+	nd_str s;
+
+	switch (field) {
+	case ND_SID_NAME: s = ev->name; break;
+	case ND_SID_FAMILY: s = ev->family; break;
+	case ND_SID_CLASS: s = ev->cls; break;
+	case ND_SID_SCOPE: s = ev->scope; break;
+	default: s = ev->device; break;
+	}
+	if (s.p == NULL)
+		return ND_SID_NONE;
+	/* the pointer too: a caller may point a field elsewhere by hand */
+	if ((ev->sid_have >> field & 1) && ev->sidp[field] == s.p)
+		return ev->sid[field];
+	if (tab == NULL)
+		tab = nd_intern_new();
+	ev->sid[field] = nd_intern_id(tab, s.p, s.n);
+	ev->sidp[field] = s.p;
+	ev->sid_have |= 1u << field;
+	return ev->sid[field];
+}
+
 static void
 put_kstr(nd_buf *b, const char *key, nd_str s)
 {
@@ -660,7 +692,9 @@ nd_event_corr(const nd_event *ev, int64_t *out)
 			v = k;
 		return v.type == ND_JNUM && nd_json_int(&v, out) == 0;
 	}
-	if (memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL)
+	/* not noted: a key spelled with an escape is still a key */
+	if (memmem(ev->args.raw, ev->args.len, "correlation", 11) == NULL &&
+	    memchr(ev->args.raw, '\\', ev->args.len) == NULL)
 		return 0;
 	nd_jiter_init(&it, &ev->args, ev->args.raw);
 	while (nd_jiter_next(&it, &k, &v, &je) == 1)

@@ -88,14 +88,18 @@ typedef struct nd_event {
 	nd_member *members;
 	size_t nmembers, cap_members;
 	uint32_t source;	/* index of the source (see nd_stream) */
+	unsigned sid_have;	/* bit f: sid[f] is known (nd_event_sid) */
 
 	/* Writing only: extra members, raw JSON text starting with ',' (e.g.
 	 * ",\"context\":{...}"), appended before the closing brace. */
 	const char *extra;
 	size_t extra_len;
 
-	/* Last: nd_event_decode leaves it alone unless args is there. */
+	/* Last: nd_event_decode leaves these alone (argnote is valid with
+	 * has_argnote, sid[f] with bit f of sid_have). */
 	nd_jnote argnote;	/* args members noted by nd_event_decode */
+	const char *sidp[5];	/* the string each sid[] is of */
+	uint32_t sid[5];	/* by ND_SID_* */
 } nd_event;
 
 typedef struct nd_everr {
@@ -120,7 +124,8 @@ int nd_event_arg(const nd_event *ev, const char *key, nd_jval *out);
  * that the analyses that want them need no second walk. */
 enum {
 	ND_ARG_FLOPS, ND_ARG_MODEL_FLOPS, ND_ARG_CORRELATION,
-	ND_ARG_CORRELATION_ID, ND_ARG_STEP_NUM, ND_ARG_GROUP_ID, ND_ARG_N
+	ND_ARG_CORRELATION_ID, ND_ARG_STEP_NUM, ND_ARG_GROUP_ID,
+	ND_ARG_BYTES_ACCESSED, ND_ARG_BYTES_ALLOCATED, ND_ARG_N
 };
 /* How many members args has with key `which` (ND_ARG_*): 0, 1, or 2 for
  * two or more, with the first one's value in *out; -1 when not known (the
@@ -130,6 +135,21 @@ int nd_event_arg_noted(const nd_event *ev, int which, nd_jval *out);
  * call and the device ops it launched share it): args.correlation or
  * args.correlation_id as an integer.  1 with *out, else 0. */
 int nd_event_corr(const nd_event *ev, int64_t *out);
+
+/*
+ * Event strings as integers: the id of a string field in one table per
+ * program, so equal ids are equal strings for every analysis, which can
+ * then key its tables by ids (nd_idmemo) rather than hash the strings each
+ * (1M spans made 7 string lookups each, most of trace-report's time).  The
+ * first call for a field of a record interns it; later calls, from any
+ * analysis, read the memo kept in the record (so the record must not be
+ * an object defined const).  ND_SID_NONE: the field is absent.  Not
+ * thread-safe: the analyses of a program call it from one thread.
+ */
+enum { ND_SID_NAME, ND_SID_FAMILY, ND_SID_CLASS, ND_SID_SCOPE,
+	ND_SID_DEVICE, ND_SID_N };
+#define ND_SID_NONE UINT32_MAX
+uint32_t nd_event_sid(const nd_event *ev, int field);
 
 /*
  * Where a span runs: the one device-op rule of every program (ndtrace(7),

@@ -374,3 +374,126 @@ nd_map64_next(const nd_map64 *m, size_t *pos, uint64_t *key, uint64_t *val)
 	}
 	return 0;
 }
+
+/* ---- id tuples ---- */
+
+/* One slot holds key and value: a lookup touches one cache line.  tag
+ * tells the levels of prefixes apart: (a, b) at one level is no (a, b) at
+ * another. */
+struct kslot {
+	uint64_t key;
+	uint32_t val;
+	uint32_t tag;		/* 0: empty */
+};
+
+struct ktab {
+	struct kslot *s;
+	size_t mask, n;
+};
+
+struct nd_idmemo {
+	struct ktab prefix;	/* (prefix id, id) -> prefix id */
+	struct ktab vals;	/* (prefix id, last id) -> value */
+};
+
+static void
+ktab_init(struct ktab *t)
+{
+	t->mask = 255;
+	t->n = 0;
+	t->s = nd_xcalloc(t->mask + 1, sizeof *t->s);
+}
+
+/* The slot of (tag, key): its own, or the empty one where it goes. */
+static struct kslot *
+ktab_slot(const struct ktab *t, uint32_t tag, uint64_t key)
+{
+	size_t j = nd_hash_u64(key + tag) & t->mask;
+
+	while (t->s[j].tag != 0 && (t->s[j].key != key || t->s[j].tag != tag))
+		j = (j + 1) & t->mask;
+	return &t->s[j];
+}
+
+static void
+ktab_put(struct ktab *t, uint32_t tag, uint64_t key, uint32_t val)
+{
+	struct kslot *sl;
+
+	if ((t->n + 1) * 2 > t->mask) {
+		struct ktab nt;
+
+		nt.mask = t->mask * 2 + 1;
+		nt.n = 0;
+		nt.s = nd_xcalloc(nt.mask + 1, sizeof *nt.s);
+		for (size_t i = 0; i <= t->mask; i++)
+			if (t->s[i].tag != 0) {
+				*ktab_slot(&nt, t->s[i].tag, t->s[i].key) =
+				    t->s[i];
+				nt.n++;
+			}
+		free(t->s);
+		*t = nt;
+	}
+	sl = ktab_slot(t, tag, key);
+	if (sl->tag == 0) {
+		sl->tag = tag;
+		sl->key = key;
+		t->n++;
+	}
+	sl->val = val;
+}
+
+nd_idmemo *
+nd_idmemo_new(void)
+{
+	nd_idmemo *m = nd_xcalloc(1, sizeof *m);
+
+	ktab_init(&m->prefix);
+	ktab_init(&m->vals);
+	return m;
+}
+
+void
+nd_idmemo_free(nd_idmemo *m)
+{
+	if (m == NULL)
+		return;
+	free(m->prefix.s);
+	free(m->vals.s);
+	free(m);
+}
+
+uint32_t
+nd_idmemo_get(nd_idmemo *m, const uint32_t *ids, size_t n, uint64_t *key)
+{
+	uint64_t pre = ids[0];
+	const struct kslot *sl;
+
+	for (size_t i = 1; i < n; i++) {
+		uint64_t k = pre << 32 | ids[i];
+
+		if (i == n - 1) {
+			pre = k;
+			break;
+		}
+		sl = ktab_slot(&m->prefix, (uint32_t)i, k);
+		if (sl->tag != 0)
+			pre = sl->val;
+		else {
+			if (m->prefix.n >= UINT32_MAX)
+				nd_die(ND_EXIT_ERROR, "too many distinct keys");
+			pre = m->prefix.n;
+			ktab_put(&m->prefix, (uint32_t)i, k, (uint32_t)pre);
+		}
+	}
+	*key = pre;
+	sl = ktab_slot(&m->vals, 1, pre);
+	return sl->tag != 0 ? sl->val : UINT32_MAX;
+}
+
+void
+nd_idmemo_put(nd_idmemo *m, uint64_t key, uint32_t val)
+{
+	ktab_put(&m->vals, 1, key, val);
+}

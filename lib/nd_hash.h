@@ -52,4 +52,22 @@ size_t nd_map64_count(const nd_map64 *m);
 int nd_map64_next(const nd_map64 *m, size_t *pos, uint64_t *key,
     uint64_t *val);
 
+/*
+ * Tuples of ids -> uint32 values: a memo in front of a string-keyed table
+ * whose keys the caller can also name by ids one-to-one with them (the
+ * nd_event_sid of their fields), so most records cost a hash of integers
+ * instead of a key built, hashed and compared.  ids[0..n) (n >= 1) folds
+ * into one 64-bit key through dense ids of its prefixes: put the field of
+ * most values last, so that the prefixes stay few.
+ */
+typedef struct nd_idmemo nd_idmemo;
+
+nd_idmemo *nd_idmemo_new(void);
+void nd_idmemo_free(nd_idmemo *m);
+/* The value of ids[0..n), or UINT32_MAX when none yet; *key is the tuple's
+ * key for nd_idmemo_put. */
+uint32_t nd_idmemo_get(nd_idmemo *m, const uint32_t *ids, size_t n,
+    uint64_t *key);
+void nd_idmemo_put(nd_idmemo *m, uint64_t key, uint32_t val);
+
 #endif

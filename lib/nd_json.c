@@ -1,6 +1,7 @@
 #include "nd_json.h"
 #include "nd_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -734,12 +735,77 @@ nd_json_int64(const nd_jval *v, int64_t *out)
 	return 0;
 }
 
+/* The double of a number whose digits (leading zeros aside) make at most
+ * 2^53 and whose power of ten is within 10^+-22, both exact as doubles, so
+ * one multiply or divide rounds once, as strtod does (Clinger's fast path:
+ * integer args such as flops and bytes need no strtod).  1 with *out, 0
+ * when the number needs strtod. */
+static int
+double_fast(const char *p, const char *end, double *out)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+	};
+	uint64_t m = 0;
+	int neg = 0, eneg = 0, nd = 0;
+	long e = 0, x = 0;
+	double d;
+
+#if FLT_EVAL_METHOD != 0
+	return 0;	/* extended precision would round twice */
+#endif
+	if (p < end && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	for (int frac = 0; p < end; p++) {
+		unsigned c = (unsigned)(unsigned char)*p - '0';
+
+		if (c > 9) {
+			if (*p != '.' || frac)
+				break;
+			frac = 1;
+			continue;
+		}
+		if (++nd > 19)
+			return 0;	/* m could overflow */
+		m = m * 10 + c;
+		e -= frac;
+	}
+	if (m > (uint64_t)ND_JSON_MAX_SAFE_INT)
+		return 0;
+	if (p < end) {
+		if (*p != 'e' && *p != 'E')
+			return 0;
+		if (++p < end && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		for (; p < end; p++) {
+			if (*p < '0' || *p > '9' || x > 1000)
+				return 0;
+			x = x * 10 + (*p - '0');
+		}
+		e += eneg ? -x : x;
+	}
+	if (m == 0)
+		d = 0;
+	else if (e < -22 || e > 22)
+		return 0;
+	else
+		d = e < 0 ? (double)m / p10[-e] : (double)m * p10[e];
+	*out = neg ? -d : d;
+	return 1;
+}
+
 double
 nd_json_double(const nd_jval *v)
 {
 	char tmp[512];
 	size_t n = v->len < sizeof tmp - 1 ? v->len : sizeof tmp - 1;
+	double d;
 
+	if (v->type == ND_JNUM && double_fast(v->raw, v->raw + v->len, &d))
+		return d;
 	memcpy(tmp, v->raw, n);
 	tmp[n] = '\0';
 	return strtod(tmp, NULL);

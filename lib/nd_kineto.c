@@ -32,11 +32,12 @@
  * An ordered input (every timeline already in output order in the file,
  * without B/E pairs) needs none of that: the output order is then the
  * file order.  So an input is read as above while every timeline stays
- * ordered; past a budget of records (BUDGET) the records move to the
- * spool (a `sent`: the record, its timeline, its args after it) and so do
- * the later ones, while only what the writing needs stays in memory
- * (names, origin, steps, counts, and the launch table: correlation ->
- * scope and step of the launching host op, 24 bytes a launch); once the
+ * ordered; past a budget of records (BUDGET_BYTES of them) the records
+ * move to the spool (a `sent`: the record, its timeline, its args after
+ * it) and so do the later ones, while only what the writing needs stays
+ * in memory (names, origin, steps, counts, and the launch table:
+ * correlation -> scope and step of the launching host op, 24 bytes a
+ * launch); once the
  * input is read, the spooled records are written in file order, each
  * one's scope from a nesting stack per timeline.  Disorder found after
  * the switch takes the spooled records back into memory (unspool) and
@@ -290,8 +291,12 @@ typedef struct sent {
 	uint32_t inl;
 } sent;
 
-/* Records buffered before an ordered file is streamed instead. */
-#define BUDGET ((size_t)1 << 18)
+/* Memory of the records buffered before an ordered file is streamed
+ * instead: an input that fits (about 1.4 million events) is written from
+ * memory, on two threads; a larger one stays within this, whatever its
+ * length.  The spool costs no more instructions, only the helper thread. */
+#define BUDGET_BYTES ((size_t)64 << 20)
+#define BUDGET (BUDGET_BYTES / sizeof(rec))
 
 /* ---------- small helpers ---------- */
 

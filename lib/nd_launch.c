@@ -370,3 +370,21 @@ nd_launch_totals(const nd_launch *l, nd_launch_sum *s)
 {
 	*s = l->sum;
 }
+
+void
+nd_launch_merge_row(nd_launch *l, int which, const char *name, uint64_t ops,
+    int64_t ns)
+{
+	fig_add(l, which, name == NULL ? NONE : nd_intern_id(l->names, name,
+	    strlen(name)), ops, ns);
+}
+
+void
+nd_launch_merge_sum(nd_launch *l, const nd_launch_sum *s)
+{
+	l->sum.ops += s->ops;
+	l->sum.ns += s->ns;
+	l->sum.unmatched_ops += s->unmatched_ops;
+	l->sum.unmatched_ns += s->unmatched_ns;
+	l->sum.unplaced += s->unplaced;
+}

@@ -67,5 +67,10 @@ void nd_launch_end_source(nd_launch *l);
  * next nd_launch_add. */
 size_t nd_launch_rows(nd_launch *l, int which, const nd_launch_row **rows);
 void nd_launch_totals(const nd_launch *l, nd_launch_sum *s);
+/* Partial results: add a row (name NULL: the row of no op) and totals as
+ * read back from the rows and totals of another nd_launch. */
+void nd_launch_merge_row(nd_launch *l, int which, const char *name,
+    uint64_t ops, int64_t ns);
+void nd_launch_merge_sum(nd_launch *l, const nd_launch_sum *s);
 
 #endif

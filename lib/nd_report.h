@@ -37,6 +37,7 @@
 
 #include "nd_buf.h"
 #include "nd_event.h"
+#include "nd_out.h"
 #include "nd_stream.h"
 
 #include <regex.h>
@@ -51,6 +52,7 @@ typedef struct nd_report_opts {
 	int64_t warmup;		/* steps left out of the steady state */
 	int drop_last;
 	const regex_t *re;	/* --step-regex, or NULL */
+	const char *step_regex;	/* its text (partial results name it) */
 	int unordered;		/* buffer timelines (input in any order) */
 	const char *stamp;	/* a generation line to print, or NULL */
 	int html;		/* nd_report_html will be called: also collect
@@ -83,6 +85,18 @@ void nd_report_event(nd_report *r, const nd_event *ev,
 int nd_report_end(nd_report *r);
 /* After the last record. */
 void nd_report_finish(nd_report *r);
+
+/* Partial results (nd_partial framing, header "report_partial";
+ * nd_report_partial.c lists the body): instead of nd_report_finish, write
+ * the state collection built from `sources` input sources to o (with
+ * opts.html, the timeline strip too).  A merge reads partials into a new
+ * report made with the output options (the collection options are in the
+ * partials, which must agree; exit 2 when they do not, when opts.html is
+ * set and a partial has no strip, or when a partial is malformed); then
+ * nd_report_finish and a writer give the report of one reading of the
+ * partials' inputs in order. */
+void nd_report_partial(nd_report *r, nd_out *o, uint32_t sources);
+void nd_report_merge(nd_report *r, char **paths, int n);
 
 void nd_report_markdown(nd_report *r, nd_buf *out);
 void nd_report_json(nd_report *r, nd_buf *out);

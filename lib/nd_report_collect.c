@@ -15,10 +15,18 @@ scan_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
 	nd_report *r = ctx;
 	int kind = nd_event_kind(ev);
+	/* the key's fields as ids, the name (most values) last */
+	uint32_t ids[5] = { kind == ND_KIND_DEVICE,
+	    nd_event_sid(ev, ND_SID_FAMILY), nd_event_sid(ev, ND_SID_CLASS),
+	    nd_event_sid(ev, ND_SID_SCOPE), nd_event_sid(ev, ND_SID_NAME) };
+	uint64_t ik;
+	uint32_t id = nd_idmemo_get(nd_agg_memo(r->leaf), ids, 5, &ik);
 
 	(void)si;
 	if (kind == ND_KIND_DEVICE)
 		r->has_device = 1;
+	if (id != UINT32_MAX)
+		return id;
 	nd_buf_reset(&r->key);
 	nd_aggkey_raw(&r->key, kind == ND_KIND_DEVICE ? "d" : "h", 1);
 #define KEYSTR(f) do { \
@@ -32,7 +40,9 @@ scan_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 	KEYSTR(cls);
 	KEYSTR(scope);
 #undef KEYSTR
-	return nd_agg_id(r->leaf, r->key.p, r->key.len);
+	id = nd_agg_id(r->leaf, r->key.p, r->key.len);
+	nd_idmemo_put(nd_agg_memo(r->leaf), ik, id);
+	return id;
 }
 
 static void
@@ -122,6 +132,13 @@ cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix, uint32_t id,
 	(*a)[*n].n = k;
 	(*a)[*n].ns = ns;
 	(*n)++;
+}
+
+void
+nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
+    uint32_t id, uint64_t k, int64_t ns)
+{
+	cnt_add(a, n, cap, ix, id, k, ns);
 }
 
 static struct sdev *

@@ -390,6 +390,10 @@ void nd_rep_fini(nd_report *r);
 
 /* nd_report_collect.c */
 void nd_rep_scan_new(nd_report *r);
+/* Add k, ns to the row of name id in a table of counted names (a row
+ * added at the end when new); ix, when not NULL, indexes the rows. */
+void nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
+    uint32_t id, uint64_t k, int64_t ns);
 void nd_rep_finish_source(nd_report *r);
 void nd_rep_strip_free(nd_report *r);
 void nd_rep_strip_end_source(nd_report *r);

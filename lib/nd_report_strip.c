@@ -109,7 +109,6 @@ sclip_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct sclip *x = a, *y = b;
 
-	(void)ctx;
 	if (x->cls != y->cls)
 		return x->cls < y->cls ? -1 : 1;
 	if (x->s != y->s)
@@ -118,7 +117,10 @@ sclip_cmp(const void *a, const void *b, void *ctx)
 		return x->e < y->e ? -1 : 1;
 	if (x->dur != y->dur)
 		return x->dur < y->dur ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	/* by name, not id: ids depend on the order names came in (a merge
+	 * of partial results reads them in another) */
+	return x->name == y->name ? 0 : strcmp(nd_intern_str(ctx, x->name,
+	    NULL), nd_intern_str(ctx, y->name, NULL));
 }
 
 static int
@@ -134,7 +136,8 @@ sgap_cmp(const void *a, const void *b, void *ctx)
 
 /* The spans of g in [ts, te), clipped, by class then start. */
 static struct sclip *
-strip_clip(const struct sring *g, int64_t ts, int64_t te, size_t *np)
+strip_clip(const struct strip *s, const struct sring *g, int64_t ts,
+    int64_t te, size_t *np)
 {
 	struct sclip *v = nd_xmalloc((g->n ? g->n : 1) * sizeof *v);
 	size_t n = 0;
@@ -151,7 +154,7 @@ strip_clip(const struct sring *g, int64_t ts, int64_t te, size_t *np)
 		v[n].cls = o->cls;
 		n++;
 	}
-	nd_sort(v, n, sizeof *v, sclip_cmp, NULL);
+	nd_sort(v, n, sizeof *v, sclip_cmp, s->names);
 	*np = n;
 	return v;
 }
@@ -278,8 +281,8 @@ strip_layout(nd_report *r, struct sdraw *sd)
 		sd->rows++;
 		if (w->dur > sd->maxdur)
 			sd->maxdur = w->dur;
-		sd->clip[i] = strip_clip(&s->dev[i].ops, w->ts, w->ts + w->dur,
-		    &sd->nclip[i]);
+		sd->clip[i] = strip_clip(s, &s->dev[i].ops, w->ts,
+		    w->ts + w->dur, &sd->nclip[i]);
 		for (size_t k = 0; k < sd->nclip[i]; k++)
 			sd->lane[sd->clip[i][k].cls] = 0;
 		if ((sd->host[i] = strip_host_of(s, &s->dev[i], w, sd)) != NULL)
@@ -424,7 +427,7 @@ strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
 	}
 	if (sd->host[i] != NULL) {
 		size_t nh;
-		struct sclip *hv = strip_clip(sd->host[i], w->ts,
+		struct sclip *hv = strip_clip(r->strip, sd->host[i], w->ts,
 		    w->ts + w->dur, &nh);
 
 		strip_lane(r, b, hv, nh, w->ts, sd->scale, sd->px_ns, hy);

@@ -9,6 +9,7 @@
 #include "nd_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct nd_roof {
 	nd_roof_opts o;
 	const nd_by *by;
 	nd_intern *keys;	/* class byte + nd_by key -> row */
+	nd_idmemo *memo;	/* class + nd_by_sids -> row */
 	nd_roof_row *rows;
 	size_t caprows;
 	nd_intern *names;	/* device names */
@@ -46,6 +48,7 @@ nd_roof_new(const nd_roof_opts *o, const nd_by *by)
 	r->o = *o;
 	r->by = by;
 	r->keys = nd_intern_new();
+	r->memo = nd_idmemo_new();
 	r->names = nd_intern_new();
 	r->dn = nd_devnames_new();
 	r->cur = -1;
@@ -59,6 +62,7 @@ nd_roof_free(nd_roof *r)
 	if (r == NULL)
 		return;
 	nd_intern_free(r->keys);
+	nd_idmemo_free(r->memo);
 	nd_intern_free(r->names);
 	nd_devnames_free(r->dn);
 	free(r->rows);
@@ -81,16 +85,34 @@ new_source(nd_roof *r, const nd_event *ev)
 	nd_devnames_reset(r->dn);
 }
 
-/* args.KEY as a number. */
+/* args.KEY (noted by the decoder as `which`) as a number. */
 static int
-arg_num(const nd_event *ev, const char *key, double *out)
+arg_num(const nd_event *ev, int which, const char *key, double *out)
 {
 	nd_jval v;
+	int c = nd_event_arg_noted(ev, which, &v);
 
-	if (!nd_event_arg(ev, key, &v) || v.type != ND_JNUM)
+	if (c < 0)
+		c = nd_event_arg(ev, key, &v);
+	if (c == 0 || v.type != ND_JNUM)
 		return 0;
 	*out = nd_json_double(&v);
 	return isfinite(*out);
+}
+
+/* Whether args may have flops or model_flops: the decoder's notes; when
+ * it has none (a key with an escape: "fl\u006fps" is flops too), the
+ * walk of arg_num decides. */
+static int
+has_flops(const nd_event *ev)
+{
+	nd_jval v;
+	int f = nd_event_arg_noted(ev, ND_ARG_FLOPS, &v),
+	    m = nd_event_arg_noted(ev, ND_ARG_MODEL_FLOPS, &v);
+
+	if (f >= 0 && m >= 0)
+		return f > 0 || m > 0;
+	return ev->args.type == ND_JOBJ;
 }
 
 /* The peaks and name of the span's device (cached for runs of spans of
@@ -117,6 +139,46 @@ resolve(nd_roof *r, const nd_event *ev)
 	r->cbw = r->o.peak_gbps > 0 ? r->o.peak_gbps : p ? p->gbps : tbw;
 	r->cname = name != NULL ? nd_intern_id(r->names, name, strlen(name)) :
 	    UINT32_MAX;
+}
+
+/* x (128 bits) += v when v is an integer that fits 64 bits, else rest. */
+static void
+xadd(uint64_t x[2], double *rest, double v)
+{
+	if (v >= 0 && v < 18446744073709551616.0 && v == floor(v)) {
+		uint64_t u = (uint64_t)v;
+
+		x[0] += u;
+		x[1] += x[0] < u;
+	} else
+		*rest += v;
+}
+
+static double
+xval(const uint64_t x[2], double rest)
+{
+	return ldexp((double)x[1], 64) + (double)x[0] + rest;
+}
+
+/* The row of a span: by the ids of its key's fields when it has them
+ * (r->memo), else by the key bytes. */
+static uint32_t
+key_id(nd_roof *r, const nd_event *ev, const nd_source_info *si, char cls)
+{
+	uint32_t id;
+	uint64_t ik;
+	int memo = nd_by_memo(r->by, ev, r->memo, (unsigned char)cls, &id, &ik);
+
+	if (memo == 1)
+		return id;
+	/* a new key (nd_by_key's bookkeeping twice is the same) */
+	nd_buf_reset(&r->key);
+	nd_buf_addc(&r->key, cls);
+	nd_by_key(r->by, ev, si, &r->key, &r->tmp);
+	id = nd_intern_id(r->keys, r->key.p, r->key.len);
+	if (memo == 0)
+		nd_idmemo_put(r->memo, ik, id);
+	return id;
 }
 
 void
@@ -156,17 +218,14 @@ nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si)
 			return;
 		cls = kind == ND_KIND_DEVICE ? C_DEVICE : C_HOST;
 	}
-	if (ev->args.type == ND_JOBJ && memmem(ev->args.raw, ev->args.len,
-	    "flops\"", 6) != NULL) {
-		hasf = arg_num(ev, "flops", &f) ||
-		    arg_num(ev, "model_flops", &f);
+	if (has_flops(ev)) {
+		hasf = arg_num(ev, ND_ARG_FLOPS, "flops", &f) ||
+		    arg_num(ev, ND_ARG_MODEL_FLOPS, "model_flops", &f);
 		if (hasf)
-			hasb = arg_num(ev, "bytes_accessed", &by);
+			hasb = arg_num(ev, ND_ARG_BYTES_ACCESSED,
+			    "bytes_accessed", &by);
 	}
-	nd_buf_reset(&r->key);
-	nd_buf_addc(&r->key, cls);
-	nd_by_key(r->by, ev, si, &r->key, &r->tmp);
-	id = nd_intern_id(r->keys, r->key.p, r->key.len);
+	id = key_id(r, ev, si, cls);
 	if (id >= r->caprows) {
 		size_t old = r->caprows;
 
@@ -187,9 +246,9 @@ nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si)
 		r->host_flops = 1;
 	row->flops_count++;
 	row->flops_ns += ev->dur_ns;
-	row->flops += f;
+	xadd(row->flops_x, &row->flops_r, f);
 	if (hasb) {
-		row->bytes += by;
+		xadd(row->bytes_x, &row->bytes_r, by);
 		row->bytes_count++;
 	}
 	resolve(r, ev);
@@ -262,6 +321,8 @@ nd_roof_finish(nd_roof *r, const nd_roof_row **rows, nd_roof_sum *sum)
 
 		if (x->kind != want)
 			continue;
+		x->flops = xval(x->flops_x, x->flops_r);
+		x->bytes = xval(x->bytes_x, x->bytes_r);
 		sum->spans += x->count;
 		sum->total_ns += x->total_ns;
 		if (x->flops_count == 0)
@@ -368,4 +429,202 @@ nd_roof_sum_json(nd_jw *w, const nd_roof_sum *sum)
 	nd_jw_kdbl(w, "flops", sum->flops);
 	nd_jw_kdbl(w, "bytes", sum->bytes);
 	nd_jw_kuint(w, "rows", sum->rows);
+}
+
+/* ---- partial results ---- */
+
+size_t
+nd_roof_groups(const nd_roof *r)
+{
+	return nd_intern_count(r->keys);
+}
+
+static void
+put_x(nd_jw *w, const char *key, const uint64_t x[2])
+{
+	char t[40];
+
+	snprintf(t, sizeof t, "%016llx%016llx", (unsigned long long)x[1],
+	    (unsigned long long)x[0]);
+	nd_jw_kcstr(w, key, t);
+}
+
+static int
+get_x(const nd_event *ev, const char *key, uint64_t x[2])
+{
+	const nd_jval *v = nd_event_get(ev, key);
+	char t[17];
+
+	if (v == NULL || v->type != ND_JSTR || v->len != 34 ||
+	    strspn(v->raw + 1, "0123456789abcdef") < 32)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		memcpy(t, v->raw + 1 + 16 * i, 16);
+		t[16] = '\0';
+		x[1 - i] = strtoull(t, NULL, 16);
+	}
+	return 0;
+}
+
+void
+nd_roof_group_json(const nd_roof *r, size_t i, nd_jw *w)
+{
+	const nd_roof_row *x = &r->rows[i];
+	size_t kl;
+	const char *k = nd_intern_str(r->keys, (uint32_t)i, &kl);
+
+	nd_jw_kstr(w, "cls", k, 1);
+	nd_jw_key(w, "key");
+	nd_aggkey_json(w, k + 1, kl - 1);
+	nd_jw_kuint(w, "count", x->count);
+	nd_jw_kint(w, "total_ns", x->total_ns);
+	nd_jw_kuint(w, "flops_count", x->flops_count);
+	nd_jw_kint(w, "flops_ns", x->flops_ns);
+	put_x(w, "flops_x", x->flops_x);
+	nd_jw_kdbl(w, "flops_r", x->flops_r);
+	put_x(w, "bytes_x", x->bytes_x);
+	nd_jw_kdbl(w, "bytes_r", x->bytes_r);
+	nd_jw_kuint(w, "bytes_count", x->bytes_count);
+	nd_jw_kint(w, "peak", x->peak);
+	nd_jw_kdbl(w, "peak_tflops", x->peak_tflops);
+	nd_jw_kdbl(w, "peak_gbps", x->peak_gbps);
+	nd_jw_key(w, "device_name");
+	if (x->device_name != NULL)
+		nd_jw_cstr(w, x->device_name);
+	else
+		nd_jw_null(w);
+	nd_jw_kbool(w, "name_mixed", x->name_mixed);
+}
+
+static int
+get_num(const nd_event *ev, const char *key, int64_t *i, double *d)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+
+	if (v == NULL || v->type != ND_JNUM)
+		return -1;
+	if (d != NULL) {
+		*d = nd_json_double(v);
+		return isfinite(*d) ? 0 : -1;
+	}
+	/* within 2^53, as the stream's durations: sums stay exact */
+	return nd_json_int(v, i) == 0 && *i >= 0 ? 0 : -1;
+}
+
+/* dst += src, the peaks and device name by the rule of nd_roof_record. */
+static void
+row_merge(nd_roof *r, nd_roof_row *dst, const nd_roof_row *src)
+{
+	if (src->flops_count > 0 && dst->flops_count == 0) {
+		dst->peak = src->peak;
+		dst->peak_tflops = src->peak_tflops;
+		dst->peak_gbps = src->peak_gbps;
+		dst->device_name = src->device_name == NULL ? NULL :
+		    nd_intern_str(r->names, nd_intern_id(r->names,
+		    src->device_name, strlen(src->device_name)), NULL);
+		dst->name_mixed = src->name_mixed;
+	} else if (src->flops_count > 0) {
+		if (src->peak == 2 || src->peak_tflops != dst->peak_tflops ||
+		    src->peak_gbps != dst->peak_gbps)
+			dst->peak = 2;
+		if (src->name_mixed || (src->device_name == NULL) !=
+		    (dst->device_name == NULL) || (src->device_name != NULL &&
+		    strcmp(src->device_name, dst->device_name) != 0))
+			dst->name_mixed = 1;
+	}
+	dst->count += src->count;
+	dst->total_ns += src->total_ns;
+	dst->flops_count += src->flops_count;
+	dst->flops_ns += src->flops_ns;
+	dst->bytes_count += src->bytes_count;
+	dst->flops_x[0] += src->flops_x[0];
+	dst->flops_x[1] += src->flops_x[1] + (dst->flops_x[0] < src->flops_x[0]);
+	dst->bytes_x[0] += src->bytes_x[0];
+	dst->bytes_x[1] += src->bytes_x[1] + (dst->bytes_x[0] < src->bytes_x[0]);
+	dst->flops_r += src->flops_r;
+	dst->bytes_r += src->bytes_r;
+}
+
+int
+nd_roof_group_read(nd_roof *r, const nd_event *ev)
+{
+	const nd_jval *cls = nd_event_get(ev, "cls");
+	const nd_jval *dn = nd_event_get(ev, "device_name");
+	nd_roof_row x;
+	int64_t v[7];
+	static const char *const key[] = { "count", "total_ns", "flops_count",
+	    "flops_ns", "bytes_count", "peak", "name_mixed" };
+	nd_buf t = ND_BUF_INIT;
+	uint32_t id;
+
+	memset(&x, 0, sizeof x);
+	nd_buf_reset(&r->key);
+	if (cls == NULL || cls->type != ND_JSTR || cls->len != 3 ||
+	    dn == NULL || (dn->type != ND_JSTR && dn->type != ND_JNULL))
+		return -1;
+	nd_buf_addc(&r->key, cls->raw[1]);
+	if (nd_aggkey_read(&r->key, nd_event_get(ev, "key")) != 0)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		if (get_num(ev, key[i], &v[i], NULL) != 0)
+			return -1;
+	v[6] = nd_event_get(ev, key[6]) != NULL &&
+	    nd_event_get(ev, key[6])->type == ND_JTRUE;
+	if (get_x(ev, "flops_x", x.flops_x) != 0 ||
+	    get_x(ev, "bytes_x", x.bytes_x) != 0 ||
+	    get_num(ev, "flops_r", NULL, &x.flops_r) != 0 ||
+	    get_num(ev, "bytes_r", NULL, &x.bytes_r) != 0 ||
+	    get_num(ev, "peak_tflops", NULL, &x.peak_tflops) != 0 ||
+	    get_num(ev, "peak_gbps", NULL, &x.peak_gbps) != 0 || v[5] > 2)
+		return -1;
+	x.count = (uint64_t)v[0];
+	x.total_ns = v[1];
+	x.flops_count = (uint64_t)v[2];
+	x.flops_ns = v[3];
+	x.bytes_count = (uint64_t)v[4];
+	x.peak = (int)v[5];
+	x.name_mixed = (int)v[6];
+	if (dn->type == ND_JSTR) {
+		nd_json_unescape(dn, &t);
+		nd_buf_addc(&t, '\0');
+		x.device_name = t.p;
+	}
+	id = nd_intern_id(r->keys, r->key.p, r->key.len);
+	if (id >= r->caprows) {
+		size_t old = r->caprows;
+
+		nd_grow(&r->rows, &r->caprows, (size_t)id + 1, sizeof *r->rows);
+		memset(r->rows + old, 0, (r->caprows - old) * sizeof *r->rows);
+	}
+	r->rows[id].kind = cls->raw[1];
+	row_merge(r, &r->rows[id], &x);
+	nd_buf_free(&t);
+	return 0;
+}
+
+void
+nd_roof_state_json(const nd_roof *r, nd_jw *w)
+{
+	nd_jw_kbool(w, "roof_dev_flops", r->dev_flops);
+	nd_jw_kbool(w, "roof_host_flops", r->host_flops);
+	nd_jw_kbool(w, "roof_dev_spans", r->dev_spans);
+	nd_jw_kuint(w, "roof_sources", r->sources);
+}
+
+int
+nd_roof_state_read(nd_roof *r, const nd_event *ev)
+{
+	int64_t n;
+	const nd_jval *v;
+
+	if (get_num(ev, "roof_sources", &n, NULL) != 0 || n > UINT32_MAX)
+		return -1;
+	r->sources += (uint32_t)n;
+	r->dev_flops |= (v = nd_event_get(ev, "roof_dev_flops")) != NULL &&
+	    v->type == ND_JTRUE;
+	r->host_flops |= (v = nd_event_get(ev, "roof_host_flops")) != NULL &&
+	    v->type == ND_JTRUE;
+	r->dev_spans |= (v = nd_event_get(ev, "roof_dev_spans")) != NULL &&
+	    v->type == ND_JTRUE;
+	return 0;
 }

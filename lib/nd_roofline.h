@@ -69,6 +69,11 @@ typedef struct nd_roof_row {
 					 * (unknown or mixed) */
 	int kind;		/* internal: timeline class */
 	int name_mixed;		/* internal */
+	/* internal: flops and bytes summed exactly (integer values in
+	 * 128 bits, the rest in a double), so that a sum does not depend on
+	 * how the spans were grouped into partial results */
+	uint64_t flops_x[2], bytes_x[2];
+	double flops_r, bytes_r;
 } nd_roof_row;
 
 /* The figures of a row; has_* say which are defined. */
@@ -110,5 +115,15 @@ void nd_roof_row_json(nd_jw *w, const nd_roof_row *row);
 /* The members of a "roofline_summary" record after its type (timelines ...
  * rows). */
 void nd_roof_sum_json(nd_jw *w, const nd_roof_sum *sum);
+
+/* Partial results: the state of group i (< nd_roof_groups, in the order
+ * first seen) and of the whole as members of an open object, and back:
+ * nd_roof_group_read adds a group to its own (its key's group), 0 or -1
+ * when malformed.  Call before nd_roof_finish. */
+size_t nd_roof_groups(const nd_roof *r);
+void nd_roof_group_json(const nd_roof *r, size_t i, nd_jw *w);
+int nd_roof_group_read(nd_roof *r, const nd_event *ev);
+void nd_roof_state_json(const nd_roof *r, nd_jw *w);
+int nd_roof_state_read(nd_roof *r, const nd_event *ev);
 
 #endif

@@ -351,16 +351,23 @@ round4(double x)
 	return isfinite(x) ? round(x * 1e4) / 1e4 : x;
 }
 
-void
-nd_stepsum_put_bd(nd_jw *w, const nd_breakdown *bd, int64_t total)
+/* Each part of a breakdown, ns. */
+static void
+put_parts(nd_jw *w, const nd_breakdown *bd)
 {
-	nd_jw_kint(w, "dur_ns", total);
 	nd_jw_kint(w, "compute_ns", bd->compute_ns);
 	nd_jw_kint(w, "communication_ns", bd->communication_ns);
 	nd_jw_kint(w, "memory_ns", bd->memory_ns);
 	nd_jw_kint(w, "host_ns", bd->host_ns);
 	nd_jw_kint(w, "idle_ns", bd->idle_ns);
 	nd_jw_kint(w, "overlap_ns", bd->overlap_ns);
+}
+
+void
+nd_stepsum_put_bd(nd_jw *w, const nd_breakdown *bd, int64_t total)
+{
+	nd_jw_kint(w, "dur_ns", total);
+	put_parts(w, bd);
 }
 
 static void
@@ -536,4 +543,181 @@ nd_stepsum_write_straggler(nd_buf *b, const nd_stepsum *s,
 	nd_jw_arr_end(&w);
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
+}
+
+/* ---- partial results: the engine's input ---- */
+
+static void
+put_rec(nd_jw *w, const nd_stepsum_rec *x)
+{
+	nd_jw_obj(w);
+	nd_jw_kcstr(w, "type", ND_STEPSUM_REC);
+	nd_jw_kuint(w, "src", x->source);
+	nd_jw_kint(w, "num", x->num);
+	nd_jw_kint(w, "start_ns", x->ts);
+	nd_jw_kint(w, "len_ns", x->dur);
+	nd_jw_kint(w, "wait_ns", x->wait);
+	if (x->has_rank)
+		nd_jw_kint(w, "src_rank", x->rank);
+	if (x->has_origin)
+		nd_jw_kint(w, "clock_ns", x->origin);
+	put_parts(w, &x->bd);
+	if (x->has_mfu && isfinite(x->mfu))
+		nd_jw_kdbl(w, "mfu", x->mfu);
+	else if (x->has_mfu)	/* JSON has no such number */
+		nd_jw_kcstr(w, "mfu", isnan(x->mfu) ? "nan" :
+		    x->mfu > 0 ? "inf" : "-inf");
+	nd_jw_kcstr(w, "step_source", nd_ss_name(x->step_source));
+	nd_jw_obj_end(w);
+}
+
+void
+nd_stepsum_write_partial(const nd_stepsum *s, nd_partial_w *pw)
+{
+	nd_buf *b = nd_out_buf(pw->o);
+	nd_jw w;
+
+	for (size_t i = 0; i < s->nrec; i++) {
+		nd_jw_init(&w, b);
+		put_rec(&w, &s->rec[i]);
+		nd_buf_addc(b, '\n');
+		nd_partial_commit(pw);
+	}
+	for (size_t i = 0; i < s->ndrec; i++) {
+		const struct devrec *x = &s->drec[i];
+
+		nd_jw_init(&w, b);
+		nd_jw_obj(&w);
+		nd_jw_kcstr(&w, "type", ND_STEPSUM_DEV);
+		nd_jw_kuint(&w, "dev", x->dev);
+		nd_jw_kint(&w, "num", x->num);
+		nd_jw_kint(&w, "len_ns", x->dur);
+		put_parts(&w, &x->bd);
+		nd_jw_obj_end(&w);
+		nd_buf_addc(b, '\n');
+		nd_partial_commit(pw);
+	}
+}
+
+static _Noreturn void
+bad_member(nd_stream *st, const nd_event *ev, const char *key,
+    const char *what)
+{
+	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid \"%s\" "
+	    "(%s)", nd_stream_file(st),
+	    (unsigned long long)nd_stream_lineno(st), (int)ev->type_name.n,
+	    ev->type_name.p, key, what);
+}
+
+/* Member KEY as an int64; has (when not NULL) says whether it is there,
+ * else it must be. */
+static int64_t
+get_i64(nd_stream *st, const nd_event *ev, const char *key, int *has)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+	int64_t x = 0;
+
+	if (has != NULL)
+		*has = v != NULL;
+	if (v == NULL && has != NULL)
+		return 0;
+	if (v == NULL || v->type != ND_JNUM || nd_json_int64(v, &x) != 0)
+		bad_member(st, ev, key, "an integer");
+	return x;
+}
+
+/* An index plus its base, within uint32. */
+static uint32_t
+get_index(nd_stream *st, const nd_event *ev, const char *key, uint32_t base,
+    int64_t *raw)
+{
+	int64_t x = get_i64(st, ev, key, NULL);
+
+	if (x < 0 || (uint64_t)x + base > UINT32_MAX)
+		bad_member(st, ev, key, "an index out of range");
+	*raw = x;
+	return (uint32_t)x + base;
+}
+
+static void
+get_parts(nd_stream *st, const nd_event *ev, nd_breakdown *bd)
+{
+	bd->compute_ns = get_i64(st, ev, "compute_ns", NULL);
+	bd->communication_ns = get_i64(st, ev, "communication_ns", NULL);
+	bd->memory_ns = get_i64(st, ev, "memory_ns", NULL);
+	bd->host_ns = get_i64(st, ev, "host_ns", NULL);
+	bd->idle_ns = get_i64(st, ev, "idle_ns", NULL);
+	bd->overlap_ns = get_i64(st, ev, "overlap_ns", NULL);
+}
+
+static void
+get_mfu(nd_stream *st, const nd_event *ev, nd_stepsum_rec *x)
+{
+	const nd_jval *v = nd_event_get(ev, "mfu");
+
+	if (v == NULL)
+		return;
+	x->has_mfu = 1;
+	if (v->type == ND_JNUM)
+		x->mfu = nd_json_double(v);
+	else if (v->type == ND_JSTR && nd_jstr_eq(v, "nan"))
+		x->mfu = NAN;
+	else if (v->type == ND_JSTR && nd_jstr_eq(v, "inf"))
+		x->mfu = INFINITY;
+	else if (v->type == ND_JSTR && nd_jstr_eq(v, "-inf"))
+		x->mfu = -INFINITY;
+	else
+		bad_member(st, ev, "mfu", "a number");
+}
+
+static int
+get_ss(nd_stream *st, const nd_event *ev)
+{
+	const nd_jval *v = nd_event_get(ev, "step_source");
+
+	if (v != NULL && v->type == ND_JSTR)
+		for (int k = ND_SS_NONE; k <= ND_SS_MARKER; k++)
+			if (nd_jstr_eq(v, nd_ss_name(k)))
+				return k;
+	bad_member(st, ev, "step_source", "none, inferred, xla_module or "
+	    "marker");
+}
+
+int
+nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
+    uint32_t src_base, uint32_t dev_base, int64_t *src_max,
+    int64_t *dev_max)
+{
+	nd_stepsum_rec x;
+	nd_breakdown bd;
+	int64_t raw, num, dur;
+	uint32_t dev;
+
+	if (nd_str_eq(ev->type_name, ND_STEPSUM_DEV)) {
+		dev = get_index(st, ev, "dev", dev_base, &raw);
+		if (dev_max != NULL && raw > *dev_max)
+			*dev_max = raw;
+		num = get_i64(st, ev, "num", NULL);
+		dur = get_i64(st, ev, "len_ns", NULL);
+		get_parts(st, ev, &bd);
+		nd_stepsum_add_dev(s, num, dur, dev, &bd);
+		return 1;
+	}
+	if (!nd_str_eq(ev->type_name, ND_STEPSUM_REC))
+		return 0;
+	memset(&x, 0, sizeof x);
+	x.source = get_index(st, ev, "src", src_base, &raw);
+	if (src_max != NULL && raw > *src_max)
+		*src_max = raw;
+	x.num = get_i64(st, ev, "num", NULL);
+	x.ts = get_i64(st, ev, "start_ns", NULL);
+	x.dur = get_i64(st, ev, "len_ns", NULL);
+	x.wait = get_i64(st, ev, "wait_ns", NULL);
+	x.rank = get_i64(st, ev, "src_rank", &x.has_rank);
+	x.origin = get_i64(st, ev, "clock_ns", &x.has_origin);
+	get_parts(st, ev, &x.bd);
+	get_mfu(st, ev, &x);
+	x.step_source = get_ss(st, ev);
+	nd_stepsum_add(s, &x);
+	return 1;
 }

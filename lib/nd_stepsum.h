@@ -34,6 +34,7 @@
 #include "nd_buf.h"
 #include "nd_interval.h"
 #include "nd_json.h"
+#include "nd_partial.h"
 #include "nd_steps.h"
 
 #include <stddef.h>
@@ -124,6 +125,42 @@ void nd_stepsum_add_dev(nd_stepsum *s, int64_t num, int64_t dur,
 /* Compute everything; call once, after the last record. */
 void nd_stepsum_finish(nd_stepsum *s, int64_t warmup, int drop_last);
 const nd_stepsum_res *nd_stepsum_result(const nd_stepsum *s);
+
+/* --- partial results (nd_partial) ---
+ *
+ * The engine's input as body records of a partial result, so that a merge
+ * adds back exactly what every part was given:
+ *
+ *   {"type":"step_rec","src":S,"num":N,"start_ns":T,"len_ns":D,
+ *    "wait_ns":W,["src_rank":R,]["clock_ns":O,]"compute_ns":..,
+ *    "communication_ns":..,"memory_ns":..,"host_ns":..,"idle_ns":..,
+ *    "overlap_ns":..,["mfu":X,]"step_source":"marker"}
+ *   {"type":"step_dev","dev":I,"num":N,"len_ns":D,"compute_ns":..,
+ *    ...,"overlap_ns":..}
+ *
+ * one per nd_stepsum_add and nd_stepsum_add_dev, in the order given
+ * (rank and origin when has_rank, has_origin; mfu when has_mfu).  The keys
+ * are none of the stream's reserved ones, whose ranges the decoder checks
+ * (nd_event): these carry any int64, exactly.  mfu is written with the
+ * digits that read back to the same double ("inf", "-inf" or "nan" as a
+ * string when not finite). */
+#define ND_STEPSUM_REC "step_rec"
+#define ND_STEPSUM_DEV "step_dev"
+
+/* Write the body records, each committed with nd_partial_commit.  Call
+ * before nd_stepsum_finish (it sorts the records). */
+void nd_stepsum_write_partial(const nd_stepsum *s, nd_partial_w *pw);
+/* Add back a body record of a partial (a record handed on by
+ * nd_partial_read), its source index plus src_base and its device index
+ * plus dev_base: the sources and devices of partial k follow those of the
+ * partials before it.  Returns 1 when ev was a step_rec or step_dev record,
+ * 0 when it was neither (nothing added); dies (exit 2, FILE:LINE: ...) on
+ * a malformed one.  *src_max and *dev_max (when not NULL) are raised to the
+ * record's source and device index before the shift, for the caller's
+ * check that they name one of the partial's sources and devices. */
+int nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st,
+    const nd_event *ev, uint32_t src_base, uint32_t dev_base,
+    int64_t *src_max, int64_t *dev_max);
 
 /* The steady window of n job steps: [*first, *last); returns applied. */
 int nd_stepsum_window(size_t n, int64_t warmup, int drop_last,

@@ -18,10 +18,16 @@ setup_file() {
 
 # expect_rows PATTERN [EXCLUDE]: run every row of tests/bad/expect whose
 # file matches the shell pattern (and not EXCLUDE); report every mismatch.
+# The sanitizer pass (ND_ASAN) leaves out the rows asan_skip names; the
+# normal pass takes every row.
 expect_rows() {
 	local f prog want line got st n=0 msgs="" o="$BATS_TEST_TMPDIR/o"
-	local err="$BATS_TEST_TMPDIR/err" left
+	local err="$BATS_TEST_TMPDIR/err" left a b
+	local -A skip=()
 
+	while IFS='	' read -r a b; do
+		skip[$a $b]=1
+	done < <(asan_skip)
 	mkdir -p "$o"
 	shopt -s nullglob dotglob
 	cd "$BAD"
@@ -30,6 +36,7 @@ expect_rows() {
 		case $f in "#"* | "") continue ;; esac
 		case $f in $1) ;; *) continue ;; esac
 		case $f in ${2:-/}) continue ;; esac
+		[ -z "${skip[$f $prog]:-}" ] || continue
 		n=$((n + 1))
 		if [ ! -f "$f" ]; then
 			msgs="$msgs$f: not generated
@@ -68,12 +75,33 @@ expect_rows() {
 	[ -z "$msgs" ] || fail "$msgs"
 }
 
+# asan_skip: the rows (file, program) of tests/bad/expect the sanitizer
+# pass leaves out, none in the normal pass.  In the cut and flip families
+# (x-cut-N, c-barecut-N, ...) every exit 0 is run, and of the failures the
+# first row of each outcome: family, program, status and the message with
+# its byte offsets, lengths and ids blanked -- the line number (which record
+# is cut), field numbers and wire types kept.  The rows left out are cuts
+# and flips inside the same frame, refused by the same check.
+asan_skip() {
+	[ -n "${ND_ASAN:-}" ] || return 0
+	awk -F'\t' '$1 ~ /^[a-z]-[a-z]*(cut|flip)-[0-9]+$/ && $3 != 0 {
+		fam = $1; sub(/-[0-9]+$/, "", fam)
+		m = $4; i = index(m, $1)
+		if (i) m = substr(m, 1, i - 1) "F" substr(m, i + length($1))
+		gsub(/byte [0-9]+/, "byte N", m)
+		gsub(/length [0-9]+/, "length N", m)
+		gsub(/after [0-9]+/, "after N", m)
+		gsub(/id [0-9]+/, "id N", m)
+		gsub(/\([0-9]+ bytes left/, "(N bytes left", m)
+		k = fam "\t" $2 "\t" $3 "\t" m
+		if (k in seen) print $1 "\t" $2; else seen[k] = 1
+	}' "$BATS_TEST_DIRNAME/bad/expect"
+}
+
 @test "the expectations cover every generated file" {
-	missing=""
-	for f in $(ls "$BAD"); do
-		grep -q "^$f	" "$BATS_TEST_DIRNAME/bad/expect" ||
-		    missing="$missing $f"
-	done
+	# one awk over the listing, not a grep a file
+	missing=$(ls "$BAD" | awk -F'\t' 'NR == FNR { e[$1] = 1; next }
+	    !($0 in e) { printf " %s", $0 }' "$BATS_TEST_DIRNAME/bad/expect" -)
 	[ -z "$missing" ] || fail "no expectation for:$missing"
 }
 

@@ -281,7 +281,7 @@ print("%.1f" % (100 * statistics.pstdev(d) / statistics.mean(d)))' "$1"
 	[ "$output" = "$want" ]
 	[ "$(ls rank*.ndjson.partial | wc -l)" -eq 4 ]
 	rm -f ./*.partial
-	block 'parallel -j 2 trace-topk --partial ::: rank*.ndjson'
+	block 'parallel -k -j 2 trace-topk --partial ::: rank*.ndjson'
 	[ "$output" = "$want" ]
 	# the top row is the collective with the most device time
 	cat rank?.ndjson > "$BATS_TEST_TMPDIR/all.ndjson"

@@ -42,35 +42,43 @@ cd "$W" || exit 2
 mkdir -p s
 cp rank*.ndjson s/
 
+# needs PATTERN...: whether a recipe asked for matches a PATTERN (the
+# expected answers of the others are not worked out)
+needs() {
+	for r in $RECIPES; do
+		for p; do case $r in $p) return 0 ;; esac; done
+	done
+	return 1
+}
+
 # expected answers, from one stream over every rank
-trace-topk --table rank*.ndjson > want-readme
-trace-topk -k 5 --table rank*.ndjson > want-topk
-trace-regions --by-device --tree rank*.ndjson > want-regions
-for f in rank*.json.gz; do chrome2ndjson "$f" | trace-steps; done | trace-steps -s --ranks > want-steps
-trace-topk -k 0 rank*.ndjson > want-make
+! needs 'readme*' racy || trace-topk --table rank*.ndjson > want-readme
+! needs 'topk*' || trace-topk -k 5 --table rank*.ndjson > want-topk
+! needs 'regions*' || trace-regions --by-device --tree rank*.ndjson > want-regions
+! needs 'steps*' ||
+    for f in rank*.json.gz; do chrome2ndjson "$f" | trace-steps; done | trace-steps -s --ranks > want-steps
+! needs make || trace-topk -k 0 rank*.ndjson > want-make
 
 # one run of RECIPE into out.RECIPE
 run1() {
 	rm -f ./*.partial ./*.steps s/*.partial s/*.merged
 	case $1 in
 	readme)
-		ls rank*.pt.trace.json.gz |
-		    xargs -P4 -I{} sh -c 'chrome2ndjson "$1" | trace-topk --partial -o "$1.partial"' sh {} &&
+		parallel -j4 'chrome2ndjson {} | trace-topk --partial -o {}.partial' ::: rank*.pt.trace.json.gz &&
 		    trace-topk --merge --table rank*.pt.trace.json.gz.partial ;;
 	readme-parallel)
-		parallel -j4 'chrome2ndjson {} | trace-topk --partial' ::: rank*.pt.trace.json.gz |
-		    trace-topk --merge --table ;;
+		( set -o pipefail
+		parallel -k -j4 trace-topk --partial ::: rank*.ndjson | trace-topk --merge --table ) ;;
 	topk)
-		ls rank*.ndjson | xargs -P 2 -I{} trace-topk --partial -o {}.partial {} &&
+		parallel -j 2 trace-topk --partial -o {}.partial {} ::: rank*.ndjson &&
 		    trace-topk --merge -k 5 --table rank*.ndjson.partial ;;
 	topk-parallel)
-		parallel -j 2 trace-topk --partial ::: rank*.ndjson |
-		    trace-topk --merge -k 5 --table ;;
+		parallel -k -j 2 trace-topk --partial ::: rank*.ndjson | trace-topk --merge -k 5 --table ;;
 	regions)
-		ls rank*.ndjson | xargs -P8 -I{} trace-regions --partial -o {}.partial {} &&
+		parallel -j8 trace-regions --partial -o {}.partial {} ::: rank*.ndjson &&
 		    trace-regions --merge --by-device --tree rank*.ndjson.partial ;;
 	regions-parallel)
-		parallel -j8 trace-regions --partial ::: rank*.ndjson |
+		parallel -k -j8 trace-regions --partial ::: rank*.ndjson |
 		    trace-regions --merge --by-device --tree ;;
 	steps)
 		ls rank*.json.gz | xargs -P4 -I{} sh -c 'chrome2ndjson "$1" |

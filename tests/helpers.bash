@@ -56,3 +56,26 @@ chromium_setup() {
 	done
 	fail "no chromium: run scripts/deps.sh (make deps)"
 }
+
+# free_port: a TCP port nothing on this machine listens on or uses now
+# (random in 20000-59999, looked up in /proc/net/tcp*); a daemon that still
+# finds it taken fails to start, and its test says so
+free_port() {
+	local p hex
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		printf -v hex '%04X' "$p"
+		grep -qs ":$hex " /proc/net/tcp /proc/net/tcp6 || break
+	done
+	echo "$p"
+}
+
+# rank_streams DIR N SPANS: DIR/rank0.ndjson .. rank(N-1).ndjson, generated
+# streams of SPANS spans each (gen-stream, seeds 1..N)
+rank_streams() {
+	local r
+	mkdir -p "$1"
+	for r in $(seq 0 $(($2 - 1))); do
+		gen-stream -n "$3" -s $((r + 1)) > "$1/rank$r.ndjson" || return 1
+	done
+}

@@ -244,6 +244,13 @@ launch_stream() {
 	# 100 / 493 = 20.28 %
 	run awk 'BEGIN { printf "%.1f\n", 100 / 493 * 100 }'
 	assert_output 20.3
+	# the same with the key spelled with an escape: the same answer
+	sed 's/"correlation"/"c\\u006frrelation"/g' "$T/l.ndjson" > "$T/e.ndjson"
+	run grep -c 'c\\u006frrelation' "$T/e.ndjson"
+	[ "$output" -ge 7 ]
+	run diff <(trace-report --json "$T/l.ndjson" | jq -c .launch_ops) \
+	    <(trace-report --json "$T/e.ndjson" | jq -c .launch_ops)
+	assert_success
 	# no correlation ids: no subsection, an empty object in JSON
 	grep -v cuda_runtime "$T/l.ndjson" | sed 's/"correlation":[0-9]*//' > "$T/n.ndjson"
 	run grep -c 'launching CPU op' <(trace-report "$T/n.ndjson")

@@ -3,9 +3,10 @@
 # workers, then one --merge, give byte for byte the answer of one stream
 # over every rank.  Small generated rank streams, no timings (bench/table.sh
 # measures the speed-up).  tests/examples.bats already runs the cookbook's
-# `make -C examples fanout` (xplane2ndjson | trace-topk --partial -o, one
-# file per job, under xargs -P -I{}; tests/fanout.bats the documented
-# recipes and what jobs sharing one pipe do); this file covers trace-topk
+# `make -C examples fanout` (trace-topk --partial -o, one file per job,
+# under GNU parallel -j; tests/fanout.bats the documented recipes and what
+# jobs sharing one pipe do; tests/scaleout-parallel.bats and
+# scaleout-slurm.bats the ssh and Slurm recipes); this file covers trace-topk
 # and trace-regions with
 # `xargs -P2 -n1` and with `make -j2 -f bench/fanout.mk`.
 

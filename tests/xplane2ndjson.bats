@@ -38,6 +38,10 @@ check() {
 agrees() {
 	xplane2ndjson "$1" > "$T/c.ndjson" || fail "$1: exit $?"
 	check "$T/c.ndjson"
+	# The independent decode tests logic, not memory safety, and python
+	# takes as long in both passes: the sanitizer pass (ND_ASAN) converts
+	# and checks only.
+	[ -z "${ND_ASAN:-}" ] || return 0
 	run "$PY" "$DEC" --pydir "$PYDIR" --compare "$T/c.ndjson" "$1"
 	[ "$status" = 0 ] || fail "$1: $output"
 	devices_agree "$1" "$T/c.ndjson"

@@ -3,9 +3,12 @@ complete -c trace-gaps -l help
 complete -c trace-gaps -l host-context
 complete -c trace-gaps -l kernel-wait -r
 complete -c trace-gaps -l level -r
+complete -c trace-gaps -l merge
 complete -c trace-gaps -l min -r
 complete -c trace-gaps -l output -r
+complete -c trace-gaps -l partial
 complete -c trace-gaps -l step-regex -r
+complete -c trace-gaps -l totals
 complete -c trace-gaps -l unordered
 complete -c trace-gaps -l version
 complete -c trace-gaps -l within-steps

@@ -5,7 +5,9 @@ complete -c trace-report -l help
 complete -c trace-report -l html
 complete -c trace-report -l json
 complete -c trace-report -l list-thresholds
+complete -c trace-report -l merge
 complete -c trace-report -l output -r
+complete -c trace-report -l partial
 complete -c trace-report -l peak-gbps -r
 complete -c trace-report -l peak-tflops -r
 complete -c trace-report -l stamp

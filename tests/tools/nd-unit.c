@@ -25,6 +25,10 @@
  *                               xplane (nd_xpconv); the stream on stdout
  *   nd-unit stepsum W D         nd_stepsum, warmup W, drop-last D (0/1), of
  *                               stdin lines "num dur [source [ts wait]]"
+ *   nd-unit stepsum-partial S D FILE  nd_stepsum_read_partial of FILE's
+ *                               step_rec/step_dev records (source base S,
+ *                               device base D), written back as a partial
+ *                               (nd_stepsum_write_partial)
  */
 #include "nd_buf.h"
 #include "nd_cli.h"
@@ -199,6 +203,36 @@ cmd_escape(void)
 	return 0;
 }
 
+/* Step records read with bases and written back in a partial. */
+static int
+cmd_stepsum_partial(const char *sb, const char *db, char *path)
+{
+	nd_stepsum *s = nd_stepsum_new();
+	nd_stream *st = nd_stream_open(&path, 1);
+	nd_out *o = nd_out_open(NULL);
+	nd_partial_w pw;
+	nd_event ev;
+	nd_jw w;
+
+	nd_event_init(&ev);
+	while (nd_stream_next(st, &ev))
+		if (!nd_stepsum_read_partial(s, st, &ev,
+		    (uint32_t)strtoul(sb, NULL, 10),
+		    (uint32_t)strtoul(db, NULL, 10), NULL, NULL))
+			nd_die(2, "not a step record");
+	nd_partial_begin(&pw, o, &w, "stepsum_test");
+	nd_jw_obj_end(&w);
+	nd_buf_addc(nd_out_buf(o), '\n');
+	nd_partial_commit(&pw);
+	nd_stepsum_write_partial(s, &pw);
+	nd_partial_end(&pw);
+	nd_out_close(o);
+	nd_event_free(&ev);
+	nd_stream_close(st);
+	nd_stepsum_free(s);
+	return 0;
+}
+
 /* The step summary of stdin's records as text: job steps, the steady
  * window, its statistics, classes and the stragglers. */
 static int
@@ -321,6 +355,99 @@ cmd_ingest(char **argv, int argc)
 	return 0;
 }
 
+static uint64_t unit_rng = 88172645463325252ULL;
+
+static uint64_t
+unit_rand(void)
+{
+	unit_rng ^= unit_rng << 13;
+	unit_rng ^= unit_rng >> 7;
+	unit_rng ^= unit_rng << 17;
+	return unit_rng;
+}
+
+/* nd_json_double against strtod, bit for bit, on n generated JSON numbers
+ * (integers up to 20 digits, fractions, exponents) and the arguments. */
+static int
+cmd_jdouble(int n, char **extra, int nextra)
+{
+	char num[64];
+	unsigned long bad = 0;
+
+	for (int i = 0; i < n + nextra; i++) {
+		nd_jval v = { ND_JNUM, num, 0, 0 };
+		double a, b;
+		int len = 0;
+
+		if (i >= n)
+			len = snprintf(num, sizeof num, "%s", extra[i - n]);
+		else {
+			int nd = 1 + (int)(unit_rand() % 20);
+			int kind = (int)(unit_rand() % 4);
+
+			if (unit_rand() % 3 == 0)
+				num[len++] = '-';
+			num[len++] = (char)('1' + unit_rand() % 9);
+			for (int d = 1; d < nd; d++)
+				num[len++] = (char)('0' + unit_rand() % 10);
+			if (kind == 1 || kind == 3) {
+				num[len++] = '.';
+				for (int d = (int)(unit_rand() % 8); d >= 0; d--)
+					num[len++] = (char)('0' + unit_rand() % 10);
+			}
+			if (kind >= 2)
+				len += snprintf(num + len, sizeof num - (size_t)len,
+				    "e%d", (int)(unit_rand() % 70) - 35);
+			num[len] = '\0';
+		}
+		v.len = (size_t)len;
+		a = nd_json_double(&v);
+		b = strtod(num, NULL);
+		if (memcmp(&a, &b, sizeof a) != 0) {
+			if (bad++ < 5)
+				printf("differs: %s %.17g %.17g\n", num, a, b);
+		}
+	}
+	printf("n=%d bad=%lu\n", n + nextra, bad);
+	return bad != 0;
+}
+
+/* nd_idmemo against an nd_intern of the tuples' bytes: n tuples of k ids
+ * drawn from small domains (so prefixes repeat and collide), the memo
+ * holding the intern's id; bad counts disagreements. */
+static int
+cmd_idmemo(int n, int k)
+{
+	nd_idmemo *m = nd_idmemo_new();
+	nd_intern *ref = nd_intern_new();
+	unsigned long bad = 0, hits = 0;
+	uint32_t ids[8];
+
+	if (k < 1 || k > 8)
+		nd_die(2, "idmemo: 1 to 8 ids");
+	for (int i = 0; i < n; i++) {
+		uint64_t key;
+		uint32_t got, want;
+
+		for (int j = 0; j < k; j++)
+			ids[j] = j == k - 1 ? (uint32_t)(unit_rand() % 5000) :
+			    (uint32_t)(unit_rand() % 4);
+		if (unit_rand() % 7 == 0)
+			ids[unit_rand() % (uint64_t)k] = UINT32_MAX;
+		want = nd_intern_id(ref, (const char *)ids, k * sizeof *ids);
+		got = nd_idmemo_get(m, ids, (size_t)k, &key);
+		if (got == UINT32_MAX)
+			nd_idmemo_put(m, key, want);
+		else if (hits++, got != want)
+			bad++;
+	}
+	printf("n=%d distinct=%u hits=%lu bad=%lu\n", n, nd_intern_count(ref),
+	    hits, bad);
+	nd_idmemo_free(m);
+	nd_intern_free(ref);
+	return bad != 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -329,6 +456,8 @@ main(int argc, char **argv)
 		nd_die(2, "usage: nd-unit COMMAND ARGS...");
 	if (strcmp(argv[1], "stepsum") == 0 && argc == 4)
 		return cmd_stepsum(argv[2], argv[3]);
+	if (strcmp(argv[1], "stepsum-partial") == 0 && argc == 5)
+		return cmd_stepsum_partial(argv[2], argv[3], argv[4]);
 	if (strcmp(argv[1], "cat") == 0 && argc == 3)
 		return cmd_cat(argv[2]);
 	if (strcmp(argv[1], "sha256") == 0 && argc == 3)
@@ -349,6 +478,10 @@ main(int argc, char **argv)
 		return cmd_name(argv[2]);
 	if (strcmp(argv[1], "ingest") == 0)
 		return cmd_ingest(argv + 2, argc - 2);
+	if (strcmp(argv[1], "jdouble") == 0 && argc >= 3)
+		return cmd_jdouble(atoi(argv[2]), argv + 3, argc - 3);
+	if (strcmp(argv[1], "idmemo") == 0 && argc == 4)
+		return cmd_idmemo(atoi(argv[2]), atoi(argv[3]));
 	if (strcmp(argv[1], "duration") == 0) {
 		for (int i = 2; i < argc; i++) {
 			int64_t v;
