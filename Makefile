@@ -98,9 +98,8 @@ check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory -j$(JOBS) asan
 	@$(MAKE) --no-print-directory lint-man
-	@$(MAKE) --no-print-directory test-both
-	@$(MAKE) --no-print-directory check-valgrind
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+	@ND_AFTER_NORMAL='$(MAKE) --no-print-directory check-valgrind && $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)' \
+	    $(MAKE) --no-print-directory test-both
 
 check-long: deps
 	@$(MAKE) --no-print-directory check-valgrind-full
@@ -108,6 +107,8 @@ check-long: deps
 	@$(MAKE) --no-print-directory fuzz-long
 
 # Both bats passes at once (tests/passes.sh): about the time of the slower.
+# make check runs valgrind and the fuzz smoke when the normal pass ends, on
+# the core it leaves idle while the ASan pass goes on.
 test-both: all asan
 	@sh tests/passes.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(ASAN_BUILD)
 

@@ -6,6 +6,10 @@
 # (with per-test times) beside its programs; at the end a summary per pass,
 # every skipped test and every failing test's output.
 #   sh tests/passes.sh NORMAL_BUILD_DIR ASAN_BUILD_DIR
+# ND_AFTER_NORMAL: a command run when the normal pass ends, while the
+# slower ASan pass goes on (make check: valgrind and the fuzz smoke, on the
+# core the normal pass leaves idle); its output is printed at the end and
+# its failure fails the run.
 set -u
 N=$1
 A=$2
@@ -22,7 +26,16 @@ pass() {
 # the two passes load each other: the fan-out stress tests need no busy
 # loops of their own here (they would only slow the other pass)
 export FANOUT_BUSY=0
-pass "$N/test.log" env ND_BIN="$N/bin" bats --tap --timing "$top/tests" &
+after=${ND_AFTER_NORMAL:-}
+(
+	pass "$N/test.log" env ND_BIN="$N/bin" bats --tap --timing "$top/tests"
+	st=$?
+	if [ -n "$after" ]; then
+		sh -c "$after" > "$N/after.log" 2>&1
+		echo $? > "$N/after.status"
+	fi
+	exit $st
+) &
 np=$!
 pass "$A/test.log" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
     UBSAN_OPTIONS=print_stacktrace=1 ND_BIN="$A/bin" ND_ASAN=1 \
@@ -53,4 +66,12 @@ for p in "normal:$N:$nst" "asan:$A:$ast"; do
 		fail=1
 	fi
 done
+if [ -n "$after" ]; then
+	cat "$N/after.log"
+	ast=$(cat "$N/after.status" 2>/dev/null || echo 1)
+	if [ "$ast" != 0 ]; then
+		echo "after the normal pass: '$after' failed (exit $ast)"
+		fail=1
+	fi
+fi
 exit $fail
