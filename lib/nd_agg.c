@@ -136,9 +136,9 @@ nd_agg_row_json(nd_jw *w, const nd_agg_row *r)
 	nd_jw_kuint(w, "count", r->count);
 	nd_jw_kint(w, "total_ns", r->total_ns);
 	nd_jw_kint(w, "self_ns", r->self_ns);
-	nd_jw_kuint(w, "overrun", r->overrun);
 	nd_jw_kint(w, "min_ns", r->hist.min);
 	nd_jw_kint(w, "max_ns", r->hist.max);
+	nd_jw_kuint(w, "overrun", r->overrun);
 	nd_jw_key(w, "hist");
 	nd_hist_write(&r->hist, w);
 }

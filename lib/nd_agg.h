@@ -90,8 +90,9 @@ nd_idmemo *nd_agg_memo(nd_agg *a);
  * -1 when arr is not one. */
 void nd_aggkey_json(nd_jw *w, const char *k, size_t n);
 int nd_aggkey_read(nd_buf *k, const nd_jval *arr);
-/* The figures of a row (count, total_ns, self_ns, overrun, min_ns, max_ns,
- * hist; not the example) as members of the open object w, and back into a
+/* The figures of a row (count, total_ns, self_ns, min_ns, max_ns, overrun,
+ * hist; not the example: the top_group records of nd_top and the report's
+ * partial rows) as members of the open object w, and back into a
  * zeroed row: 0, or -1 with *bad the member missing or malformed. */
 void nd_agg_row_json(nd_jw *w, const nd_agg_row *r);
 int nd_agg_row_read(nd_agg_row *r, const nd_event *ev, const char **bad);

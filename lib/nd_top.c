@@ -660,14 +660,7 @@ write_partial(nd_top *t, nd_out *o, uint32_t *ids, size_t n)
 			jw_keyval(&w, tag, s, len);
 		}
 		nd_jw_arr_end(&w);
-		nd_jw_kuint(&w, "count", r->count);
-		nd_jw_kint(&w, "total_ns", r->total_ns);
-		nd_jw_kint(&w, "self_ns", r->self_ns);
-		nd_jw_kint(&w, "min_ns", r->hist.min);
-		nd_jw_kint(&w, "max_ns", r->hist.max);
-		nd_jw_kuint(&w, "overrun", r->overrun);
-		nd_jw_key(&w, "hist");
-		nd_hist_write(&r->hist, &w);
+		nd_agg_row_json(&w, r);
 		if (r->ex.has) {
 			nd_jw_key(&w, "example");
 			nd_jw_raw(&w, r->ex.json, r->ex.json_len);
