@@ -26,6 +26,7 @@ struct nd_out {
 	int slot;
 	int is_stdout;
 	int quiet_epipe;	/* stdout or a FIFO: a gone reader is no error */
+	int gone;		/* the reader went away: drop every later byte */
 	int has_mode;		/* replacing a regular file: keep its mode */
 	mode_t mode;
 };
@@ -231,14 +232,20 @@ nd_out_buf(nd_out *o)
 static void
 write_all(nd_out *o, const char *p, size_t n)
 {
+	/* exit() flushes stdio streams made by nd_out_stdio, which write here
+	 * again: without this they would fail and exit once more, forever. */
+	if (o->gone)
+		return;
 	while (n > 0) {
 		ssize_t w = write(o->fd, p, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EPIPE && o->quiet_epipe)
+			if (errno == EPIPE && o->quiet_epipe) {
+				o->gone = 1;
 				exit(0);	/* reader went away: quiet */
+			}
 			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
 		}
 		p += w;

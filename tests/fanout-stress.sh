@@ -81,8 +81,7 @@ run1() {
 		parallel -k -j8 trace-regions --partial ::: rank*.ndjson |
 		    trace-regions --merge --by-device --tree ;;
 	steps)
-		ls rank*.json.gz | xargs -P4 -I{} sh -c 'chrome2ndjson "$1" |
-		    trace-steps -o "$1.steps"' sh {} &&
+		parallel -j4 'chrome2ndjson {} | trace-steps -o {}.steps' ::: rank*.json.gz &&
 		    trace-steps -s --ranks rank*.json.gz.steps ;;
 	steps-parallel)
 		parallel -k -j4 'chrome2ndjson {} | trace-steps' ::: rank*.json.gz |

@@ -360,3 +360,15 @@ t = json.load(open(sys.argv[1]))
 print(t["records"], t["bad_lines"], len(t["rules"]), t["rules"][0], t["rules"][1], len(t["series"]))' "$T/h.out"
 	assert_output "120000 0 120001 {'rule': 'common', 'fired': 120000} {'rule': 'r0', 'fired': 1} 1"
 }
+
+# gen-kineto and gen-xplane print through a stdio stream over nd_out: exit()
+# flushed that stream into the closed pipe again and again (an error line
+# per attempt, then a crash).
+@test "generators: a closed pipe ends quietly, one run, no message" {
+	for g in "gen-kineto -e 20000" "gen-kineto -m -e 20000" "gen-kineto -j -e 20000" gen-xplane; do
+		# shellcheck disable=SC2086
+		run bash -o pipefail -c "{ '$ND_BIN/'$g 2>&3 | head -c1 >/dev/null; } 3>&1"
+		[ "$status" -eq 0 ] || fail "$g | head: status $status"
+		[ -z "$output" ] || fail "$g | head: said: ${output:0:200}"
+	done
+}
