@@ -22,13 +22,18 @@
 #   BENCH_RANK_SPANS   spans per rank file for the scale-out (default 500000;
 #                      gen-stream -R when it has it: every rank runs the same
 #                      program, 6,000 ops each with its scope)
+#   BENCH_JAX_SIZES    events of the JAX-style file for the comparison with
+#                      marin's profile_summary (default "200000 1000000")
+#   BENCH_JAX_REF      its stand-in (default bench/jax_summary_ref.py)
 #   BENCH_RESULTS      1: also write bench/RESULTS.md (table, machine, notes)
 #
 # Inputs are generated with fixed seeds and cached in bench/out (BENCH_OUT):
 # stream-R-N.ndjson (gen-stream -R: an XLA program's 6,000 ops, each with
 # its scope and duration, steps of 5,000 ops a device), kineto-N.json
 # (gen-kineto), tpu-N.xplane.pb
-# (gen-xplane --seed 1), ranks[-R]-S/rank*.ndjson (gen-stream [-R] -s 1..8).
+# (gen-xplane --seed 1), ranks[-R]-S/rank*.ndjson (gen-stream [-R] -s 1..8),
+# stream-N.ndjson (plain gen-stream), kineto-m-N.json and kineto-j-N.json
+# (gen-kineto -m, -j).
 set -u
 BIN=$1
 . "$(dirname "$0")/lib.sh"
@@ -114,6 +119,7 @@ pipe1() {
 	C1=$c_1 C2=$C
 	W=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	C=$(awk -v a="$c_1" -v b="$C" 'BEGIN { printf "%.2f", a + b }')
+	RSUM=$((r_1 + R))
 	[ "$r_1" -gt "$R" ] && R=$r_1
 	return 0
 }
@@ -125,10 +131,11 @@ keep() {
 		bw=$W bc=$C bc1=${C1:-} bc2=${C2:-}
 	fi
 	[ "$R" -gt "$br" ] && br=$R
+	[ "${RSUM:-0}" -gt "$bsum" ] && bsum=$RSUM
 	return 0
 }
 best() {
-	bw= bc= br=0 i=0
+	bw= bc= br=0 bsum=0 i=0
 	while [ $i -lt "$REPEAT" ]; do
 		run1 "$@" || return 1
 		keep
@@ -137,20 +144,23 @@ best() {
 	W=$bw C=$bc R=$br
 }
 bestpipe() {
-	bw= bc= br=0 i=0
+	bw= bc= br=0 bsum=0 i=0
 	while [ $i -lt "$REPEAT" ]; do
 		pipe1 "$@" || return 1
 		keep
 		i=$((i + 1))
 	done
-	W=$bw C=$bc R=$br C1=$bc1 C2=$bc2
+	W=$bw C=$bc R=$br C1=$bc1 C2=$bc2 RSUM=$bsum
 }
 
 # row SECTION LABEL EVENTS BYTES JQ PY TARGET: one table row from W C R;
 # JQ and PY are the baselines' wall seconds ("-" none, "skip" skipped);
 # TARGET: evs:M (>= M million events/s), mbs:M (>= M MB/s), pipe:N (both
 # cores; under 5 s when N >= 5M), base (a baseline), up:S (speed-up over
-# S seconds >= 1.7x), - (none)
+# S seconds >= 1.7x), rep:M:U (>= M million events/s and <= U us of CPU an
+# event), jqc:C:X (>= X times less CPU than jq's C seconds), ref:C:R:X:Y
+# (>= X times less CPU and >= Y times less peak RSS than a reference
+# taking C s and R KiB), - (none)
 row() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" \
 	    "$W" "$C" "$R" "$5" "$6" "$7" >> "$TSV"
@@ -209,7 +219,7 @@ baselines() { # SEC: sets JQS PYS JQK PYK PYX (wall seconds)
 	fi
 	# Chrome: jq emits every event, python3 loads the file and ranks kernels
 	run1 "$OUT/jq.chrome" jq -c '.traceEvents[]' "$K" || return 1
-	JQK=$W
+	JQK=$W JQKC=$C
 	row "$sec" "baseline: jq -c '.traceEvents[]', Kineto" "$KE" "$KB" - - base
 	jn=$(wc -l < "$OUT/jq.chrome")
 	rm -f "$OUT/jq.chrome"
@@ -271,11 +281,19 @@ size() {
 	best /dev/null "$BIN/trace-steps" "$S" &&
 	    row "$sec" "trace-steps" "$SE" "$SB" "$JQS" "$PYS" evs:1.5
 	best "$OUT/report.md" "$BIN/trace-report" "$S" &&
-	    row "$sec" "trace-report (Markdown)" "$SE" "$SB" "$JQS" "$PYS" evs:1.5
+	    row "$sec" "trace-report (Markdown)" "$SE" "$SB" "$JQS" "$PYS" rep:1.5:1
+	best /dev/null env NDTRACE_THREADS=2 "$BIN/trace-report" "$S" &&
+	    row "$sec" "trace-report (Markdown), NDTRACE_THREADS=2" "$SE" "$SB" - - rep:1.5:1
+	shapes
 	best /dev/null "$BIN/trace-diff" --allow-same "$S" "$S" &&
 	    row "$sec" "trace-diff (the stream against itself)" $((2 * SE)) $((2 * SB)) - - evs:1.5
-	best /dev/null "$BIN/chrome2ndjson" "$K" &&
-	    row "$sec" "chrome2ndjson" "$KE" "$KB" "$JQK" "$PYK" mbs:250
+	best /dev/null env NDTRACE_THREADS=2 "$BIN/trace-diff" --allow-same "$S" "$S" &&
+	    row "$sec" "trace-diff, NDTRACE_THREADS=2" $((2 * SE)) $((2 * SB)) - - evs:1.5
+	if best /dev/null "$BIN/chrome2ndjson" "$K"; then
+		row "$sec" "chrome2ndjson" "$KE" "$KB" "$JQK" "$PYK" mbs:250
+		row "$sec" "chrome2ndjson, Kineto: CPU against jq" "$KE" "$KB" "$JQK" - "jqc:$JQKC:20"
+	fi
+	chrome_shapes
 	# an ordered Chrome trace (the stream through ndjson2chrome): the
 	# ordered path, whose memory must not grow with the events
 	O="$OUT/chrome-ordered-$n.json"
@@ -294,6 +312,66 @@ size() {
 		concurrency "$sec chrome2ndjson | trace-report"
 		head -1 "$OUT/report.md" | grep -q '^# ' || fail "$sec: chrome2ndjson | trace-report: no Markdown report"
 	fi
+}
+
+# shapes: trace-report on plain gen-stream (random scope and duration per
+# span, about 48,000 groups), with trace-check on the same file as the floor
+shapes() {
+	G="$OUT/stream-$n.ndjson"
+	[ -s "$G" ] || { say "generating $G"; "$BIN/gen-stream" -n "$n" > "$G.tmp" && mv "$G.tmp" "$G"; } || exit 2
+	GB=$(stat -c %s "$G")
+	best /dev/null "$BIN/trace-check" "$G" || return 0
+	row "$sec" "trace-check, gen-stream without -R" "$SE" "$GB" - - evs:1.5
+	gc=$C
+	best /dev/null "$BIN/trace-report" "$G" || return 0
+	row "$sec" "trace-report (Markdown), gen-stream without -R" "$SE" "$GB" - - rep:1.5:1
+	note "$sec gen-stream without -R: trace-report takes $(awk -v a="$C" -v b="$gc" 'BEGIN { printf "%.1f", a / (b > 0 ? b : 0.005) }')x trace-check's CPU ($C s against $gc s)"
+}
+
+# chrome_shapes: chrome2ndjson on gen-kineto -m (minified) and -j (JAX-style)
+# against jq -c '.traceEvents[]' on the same file, per CPU second; like jq,
+# only up to 1M events (or BENCH_BASELINE_5M=1): the target is at 1M
+chrome_shapes() {
+	[ "$n" -le 1000000 ] || [ "$BASE5" = 1 ] || return 0
+	for f in m j; do
+		F="$OUT/kineto-$f-$n.json"
+		[ -s "$F" ] || { say "generating $F"; "$BIN/gen-kineto" -$f -e "$n" -o "$F"; } || exit 2
+		FB=$(stat -c %s "$F")
+		lab=$([ $f = m ] && echo "Kineto minified (gen-kineto -m)" || echo "JAX-style (gen-kineto -j)")
+		run1 "$OUT/jq.chrome" jq -c '.traceEvents[]' "$F" || { fail "$sec jq on $F"; continue; }
+		jw=$W jc=$C
+		FE=$(wc -l < "$OUT/jq.chrome")
+		rm -f "$OUT/jq.chrome"
+		row "$sec" "baseline: jq -c '.traceEvents[]', $lab" "$FE" "$FB" - - base
+		best /dev/null "$BIN/chrome2ndjson" "$F" &&
+		    row "$sec" "chrome2ndjson, $lab" "$FE" "$FB" "$jw" - "jqc:$jc:20"
+	done
+}
+
+# jaxsum N: issue 21's comparison with marin's profile_summary on the
+# JAX-style file.  marin cannot run here (it needs wandb, not in Debian), so
+# the reference is bench/jax_summary_ref.py: python3 (stdlib) reading the
+# trace as profile_summary does; ndtrace's side is chrome2ndjson |
+# trace-report, its RSS the sum of both stages
+jaxsum() {
+	n=$1
+	sec=$(awk -v n="$n" 'BEGIN { if (n % 1000000 == 0) printf "%dM", n / 1e6; else if (n % 1000 == 0) printf "%dk", n / 1e3; else print n }')
+	ref=${BENCH_JAX_REF:-$HERE/jax_summary_ref.py}
+	if [ ! -f "$ref" ]; then
+		note "$sec JAX-style summary: not measured, $ref is missing"
+		return 0
+	fi
+	F="$OUT/kineto-j-$n.json"
+	[ -s "$F" ] || { say "generating $F"; "$BIN/gen-kineto" -j -e "$n" -o "$F"; } || exit 2
+	FB=$(stat -c %s "$F")
+	cat "$F" > /dev/null
+	run1 "$OUT/jaxref.out" "$PY" "$ref" "$F" || { fail "$sec $ref"; return 0; }
+	pc=$C pr=$R
+	row "$sec" "baseline: python3 jax_summary_ref.py (for marin's profile_summary), JAX-style" "$n" "$FB" - - base
+	bestpipe "$OUT/report.md" "$BIN/chrome2ndjson $F" "$BIN/trace-report" || { fail "$sec JAX-style report"; return 0; }
+	head -1 "$OUT/report.md" | grep -q '^# ' || fail "$sec: chrome2ndjson | trace-report on $F: no Markdown report"
+	R=$RSUM
+	row "$sec" "chrome2ndjson | trace-report, JAX-style (RSS: both stages)" "$n" "$FB" - - "ref:$pc:$pr:20:10"
 }
 
 # --- scale-out: 8 rank files, one stream against 2 workers -----------------
@@ -334,9 +412,23 @@ scaleout() {
 		row "$sec" "$p, make -j2 -f bench/fanout.mk" "$RE" "$RB" - - "up:$sw"
 		cmp -s "$OUT/single.out" "$D/$p.merged" ||
 		    fail "$p: make -j2 fan-out answer differs from the single stream"
+		# xargs -P2 with one output file a job (no shared pipe: safe)
+		best /dev/null sh -c '
+			rm -f "$1"/*.partial
+			printf "%s\n" "$1"/rank*.ndjson |
+			    xargs -P2 -I{} "$2/$3" --partial -o {}.partial {} &&
+			    "$2/$3" --merge -o "$1/xargs.out" "$1"/rank*.ndjson.partial' \
+		    sh "$D" "$BIN" "$p" || { fail "$p xargs -P2 fan-out"; continue; }
+		row "$sec" "$p, xargs -P2 --partial -o (a file a job), --merge" "$RE" "$RB" - - "up:$sw"
+		cmp -s "$OUT/single.out" "$D/xargs.out" ||
+		    fail "$p: xargs -P2 fan-out answer differs from the single stream"
 	done
 	grep -q 'fan-out' "$NOTES" && grep -q '^FAILED' "$NOTES" ||
-	    note "scale-out: the fanned-out answers of trace-topk, trace-regions, trace-steps, trace-gaps and trace-report (GNU parallel -j2 and make -j2) are byte-identical to the single-stream answer"
+	    note "scale-out: the fanned-out answers of trace-topk, trace-regions, trace-steps, trace-gaps and trace-report (GNU parallel -j2, make -j2 and xargs -P2) are byte-identical to the single-stream answer"
+	# the launchers' own cost, 8 jobs that do nothing
+	run1 /dev/null parallel -j2 true ::: 1 2 3 4 5 6 7 8 && pw=$W pc=$C &&
+	run1 /dev/null sh -c 'printf "%s\n" 1 2 3 4 5 6 7 8 | xargs -P2 -n1 true' &&
+	    note "scale-out: the launchers alone, 8 jobs of true: GNU parallel -j2 $pw s wall, $pc s of CPU (perl compiling parallel at start, then per job); xargs -P2 $W s wall, $C s of CPU"
 }
 
 # bestfan DIR PROG: REPEAT times the parallel -j2 --partial phase, then the
@@ -369,6 +461,11 @@ if [ "$RENDER" != --render ]; then
 	for n in $SIZES; do
 		size "$n"
 	done
+	REPEAT=${BENCH_REPEAT:-3}
+	for n in ${BENCH_JAX_SIZES:-200000 1000000}; do
+		jaxsum "$n"
+	done
+	note "JAX-style summary: marin's profile_summary (issue 21's reference) needs wandb, which is not in Debian, so it cannot run here; bench/jax_summary_ref.py stands in for it: python3 with the standard library reading the trace the way profile_summary does (see its header)"
 	scaleout
 fi
 T1=$(date +%s)
@@ -439,13 +536,38 @@ table() {
 				t = t sprintf(" (from cpu s, idle cores: %.2fx)", est)
 				if (up < 1.7 && est >= 1.7) m = "MISSED (met per cpu s: load)"
 			}
+		} else if (tg ~ /^rep:/) {
+			split(tg, u, ":")
+			us = c / (ev > 0 ? ev : 1) * 1e6
+			t = sprintf(">= %gM ev/s, <= %g us/event cpu: %.2f us", u[2], u[3], us)
+			okw = (evs >= u[2] + 0); okc = (us <= u[3] + 0)
+			if (okw && okc) m = "met"
+			else {
+				m = "MISSED (" (okc ? "wall" : (okw ? "cpu" : "wall, cpu")) ")"
+				if (!okw && okc && evc >= u[2] + 0) m = "MISSED (wall; met per cpu s: load)"
+			}
+		} else if (tg ~ /^jqc:/) {
+			split(tg, u, ":")
+			if (u[2] == "-" || u[2] == "skip" || u[2] == "") {
+				t = ">= " u[3] "x jq per cpu s"; m = "not measured (no jq run at this size)"
+			} else {
+				x = u[2] / cc
+				t = sprintf(">= %gx jq per cpu s: %.1fx", u[3], x)
+				m = (x >= u[3] + 0) ? "met" : "MISSED"
+			}
+		} else if (tg ~ /^ref:/) {
+			split(tg, u, ":")
+			xc = u[2] / cc; xr = u[3] / (rss > 0 ? rss : 1)
+			t = sprintf("cpu >= %gx less: %.1fx; peak RSS >= %gx less: %.1fx", u[4], xc, u[5], xr)
+			okc = (xc >= u[4] + 0); okr = (xr >= u[5] + 0)
+			m = (okc && okr) ? "met" : "MISSED (" (okc ? "RSS" : (okr ? "cpu" : "cpu, RSS")) ")"
 		} else if (tg == "base") {
 			t = "baseline"
 		}
 		printf "| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.1f | %s | %s |\n",
 		    sec, lab, r(jq, w), r(py, w), w, c, c / ww, evs, evc, mbs, rss / 1024, t, m
 		if (m ~ /^MISSED/) print sec " " $2 ": " t " " m > mf
-		if (tg != "base" && tg !~ /^up:/ && tg != "-") {
+		if (tg != "base" && tg !~ /^up:/ && tg !~ /^jqc:/ && tg !~ /^ref:/ && tg != "-") {
 			if (sec == small) rs[lab] = rss
 			if (sec == big) rb[lab] = rss
 			if (!(lab in seen)) { seen[lab] = 1; order[++no] = lab; raw[lab] = $2 }

@@ -6,42 +6,48 @@
 #include "nd_cli.h"
 #include "nd_kineto.h"
 #include "nd_out.h"
+#include "nd_rundir.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage_text[] =
-"usage: chrome2ndjson [-hqV] [--no-args] [--no-flows] [-o file] [--rank n] "
-    "[-r file] [file ...]\n"
+"usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] "
+    "[-o file] [--rank n] [-r file] [--run name] [path ...]\n"
+"      --all-captures\n"
+"                     every capture of each worker in a directory, not the\n"
+"                     newest only\n"
+"      --list         print the files that would be read, then exit\n"
 "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
 "      --rank N       rank for inputs without distributedInfo.rank\n"
 "  -r, --rules FILE   classification rules (TSV, see trace-classify(1))\n"
 "      --no-args      leave out the args of every record\n"
 "      --no-flows     do not write flow records (count them as skipped)\n"
+"      --run NAME     the run of a directory of runs to read (default: last)\n"
 "  -q, --quiet        do not print warnings on stderr\n"
 "  -h, --help         show this help and exit\n"
-"  -V, --version      show the version and exit\n";
+"  -V, --version      show the version and exit\n"
+"A path is a trace file (gzip allowed), - for stdin, or a directory of\n"
+"*.json[.gz] traces (PyTorch's tensorboard_trace_handler) or of runs.\n";
 
-/* A directory is a common slip (the profiler writes one per run): say
- * what to give instead, before anything is converted. */
-static void
-not_a_directory(const char *path)
+/* *.json and *.json.gz: PyTorch's WORKER.TIME.pt.trace.json[.gz] and
+ * the traces other tools leave in a directory. */
+static int
+is_trace_name(const char *n)
 {
-	struct stat st;
+	size_t l = strlen(n);
 
-	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
-	    S_ISDIR(st.st_mode))
-		nd_die(ND_EXIT_ERROR, "%s: is a directory: give the trace "
-		    "files in it (e.g. %s%s*.pt.trace.json.gz)", path, path,
-		    path[strlen(path) - 1] == '/' ? "" : "/");
+	if (l > 3 && strcmp(n + l - 3, ".gz") == 0)
+		l -= 3;
+	return n[0] != '.' && l > 5 && strncmp(n + l - 5, ".json", 5) == 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	enum { O_RANK = 256, O_RULES, O_NOARGS, O_NOFLOWS };
+	enum { O_RANK = 256, O_RULES, O_NOARGS, O_NOFLOWS, O_ALL, O_LIST,
+	    O_RUN };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -49,11 +55,16 @@ main(int argc, char **argv)
 		{ "rules", required_argument, NULL, O_RULES },
 		{ "no-args", no_argument, NULL, O_NOARGS },
 		{ "no-flows", no_argument, NULL, O_NOFLOWS },
+		{ "all-captures", no_argument, NULL, O_ALL },
+		{ "list", no_argument, NULL, O_LIST },
+		{ "run", required_argument, NULL, O_RUN },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	nd_kineto_opts o;
-	const char *opath = NULL, *rules = NULL;
+	const char *opath = NULL, *rules = NULL, *run = NULL;
+	nd_strv files = { 0 };
+	int all = 0, list = 0, used_run = 0;
 	nd_rules *loaded = NULL;
 	nd_out *out;
 	int c;
@@ -86,6 +97,15 @@ main(int argc, char **argv)
 		case O_NOFLOWS:
 			o.no_flows = 1;
 			break;
+		case O_ALL:
+			all = 1;
+			break;
+		case O_LIST:
+			list = 1;
+			break;
+		case O_RUN:
+			run = optarg;
+			break;
 		default:
 			nd_cli_usage(usage_text);
 		}
@@ -100,14 +120,30 @@ main(int argc, char **argv)
 		o.rules = loaded = nd_rules_load(rules);
 	else
 		o.rules = nd_rules_default();
-	for (int i = 0; i < argc; i++)
-		not_a_directory(argv[i]);
-	out = nd_out_open(opath);
 	if (argc == 0)
-		nd_kineto_convert("-", &o, out);
-	for (int i = 0; i < argc; i++)
-		nd_kineto_convert(argv[i], &o, out);
+		nd_strv_add(&files, nd_xstrdup("-"));
+	for (int i = 0; i < argc; i++) {
+		size_t from = files.n;
+
+		nd_rundir_resolve(argv[i], run, is_trace_name,
+		    "*.json[.gz] trace", &files, &used_run);
+		if (!all && files.n - from > 1)
+			nd_rundir_newest(&files, from);
+	}
+	if (run != NULL && !used_run)
+		nd_die(ND_EXIT_ERROR, "--run %s: no directory of runs among "
+		    "the paths", run);
+	if (list) {
+		nd_rundir_list(&files);
+		nd_strv_free(&files);
+		nd_rules_free(loaded);
+		return ND_EXIT_OK;
+	}
+	out = nd_out_open(opath);
+	for (size_t i = 0; i < files.n; i++)
+		nd_kineto_convert(files.v[i], &o, out);
 	nd_out_close(out);
+	nd_strv_free(&files);
 	nd_rules_free(loaded);
 	return ND_EXIT_OK;
 }

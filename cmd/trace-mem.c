@@ -1,7 +1,8 @@
 /*
  * trace-mem: memory timelines, peaks and the ops that allocate, from an
- * ndtrace stream ([memory] events, XPlane allocator statistics) or from a
- * PyTorch CUDA memory snapshot pickle.  See trace-mem(1).
+ * ndtrace stream ([memory] events, XPlane allocator statistics), from a
+ * PyTorch CUDA memory snapshot pickle, or from a PyTorch memory timeline
+ * export (HTA's memory_timeline.raw).  See trace-mem(1).
  */
 #include "nd_cli.h"
 #include "nd_in.h"
@@ -43,33 +44,68 @@ commit(void *ctx)
 	nd_out_commit(ctx);
 }
 
-/* A snapshot?  Only a regular file (or stdin redirected from one) is
- * sniffed: reading a pipe's first bytes would take them from the stream
- * reader that comes after. */
+enum { K_STREAM, K_PICKLE, K_TIMELINE };
+
+/* A snapshot (first byte 0x80), a memory timeline (a JSON array of
+ * arrays), or a stream?  Only a regular file (or stdin redirected from one) is sniffed:
+ * reading a pipe's first bytes would take them from the stream reader
+ * that comes after. */
 static int
-is_pickle(const char *path)
+kind_of(const char *path)
 {
 	struct stat sb;
-	unsigned char c = 0;
+	unsigned char c[64];
+	size_t n, i = 0;
 	nd_in *in;
 	int stdin_ = strcmp(path, "-") == 0;
 	off_t off = 0;
 
 	if (force_snapshot || dump)
-		return 1;
+		return K_PICKLE;
 	if (stdin_) {
 		if (fstat(STDIN_FILENO, &sb) != 0 || !S_ISREG(sb.st_mode) ||
 		    (off = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0)
-			return 0;
+			return K_STREAM;
 	} else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return 0;
+		return K_STREAM;
 	in = nd_in_open(path);
-	if (nd_in_peek(in, &c, 1) != 1)
-		c = 0;
+	n = nd_in_peek(in, c, sizeof c);
 	nd_in_close(in);
 	if (stdin_ && lseek(STDIN_FILENO, off, SEEK_SET) != off)
 		nd_die_errno(ND_EXIT_ERROR, "<stdin>: cannot rewind");
-	return c == 0x80;
+	if (n > 0 && c[0] == 0x80)
+		return K_PICKLE;
+	/* "[[": both forms of a memory timeline; a Chrome trace's bare array
+	 * starts "[{" and goes to the stream reader, which names it */
+	for (int open = 0; open < 2; open++, i++) {
+		while (i < n && (c[i] == ' ' || c[i] == '\t' ||
+		    c[i] == '\n' || c[i] == '\r'))
+			i++;
+		if (i >= n || c[i] != '[')
+			return K_STREAM;
+	}
+	return K_TIMELINE;
+}
+
+/* A PyTorch memory timeline export, read whole. */
+static void
+timeline(nd_mem *mem, const char *path)
+{
+	nd_in *in = nd_in_open(path);
+	nd_buf data = ND_BUF_INIT;
+	nd_memtl tl;
+	char msg[512];
+	uint64_t off;
+
+	nd_in_slurp(in, &data);
+	if (nd_memtl_parse(data.p != NULL ? data.p : "", data.len, &tl, msg,
+	    sizeof msg, &off) != 0)
+		nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(in),
+		    (unsigned long long)off + 1, msg);
+	nd_mem_timeline(mem, nd_in_name(in), &tl);
+	nd_memtl_free(&tl);
+	nd_buf_free(&data);
+	nd_in_close(in);
 }
 
 static void
@@ -194,14 +230,17 @@ main(int argc, char **argv)
 	/* Runs of stream files share one reader (sources count across
 	 * them); each snapshot is read whole. */
 	for (i = 0; i < argc;) {
-		int j = i;
+		int j = i, k = kind_of(argv[i]);
 
-		if (is_pickle(argv[i])) {
-			snapshot(mem, out, argv[i]);
+		if (k != K_STREAM) {
+			if (k == K_PICKLE)
+				snapshot(mem, out, argv[i]);
+			else
+				timeline(mem, argv[i]);
 			i++;
 			continue;
 		}
-		while (j < argc && (j == i || !is_pickle(argv[j])))
+		while (j < argc && (j == i || kind_of(argv[j]) == K_STREAM))
 			j++;
 		stream(mem, argv + i, j - i);
 		i = j;

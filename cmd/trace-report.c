@@ -279,7 +279,9 @@ main(int argc, char **argv)
 	else {
 		/* out of order: read again (--unordered: buffered, one
 		 * reading) */
+		memset(&dopts, 0, sizeof dopts);
 		dopts.once = a.ro.unordered;
+		dopts.threads = 1;	/* CPU-bound: decode beside the analysis */
 		dcb.ctx = r;
 		nd_drive(argv, argc, &dopts, &dcb, &dres);
 	}

@@ -275,7 +275,7 @@ main(int argc, char **argv)
 	int64_t k = 20;
 	nd_by *by;
 	nd_roof *roof;
-	nd_drive_opts dopts = { 1 };
+	nd_drive_opts dopts = { 1, 0 };
 	nd_drive_cb dcb;
 	nd_drive_res dres;
 	const nd_roof_row *rows;

@@ -6,15 +6,14 @@
 #include "nd_classify.h"
 #include "nd_cli.h"
 #include "nd_out.h"
+#include "nd_rundir.h"
 #include "nd_util.h"
 #include "nd_xpconv.h"
 
-#include <dirent.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage_text[] =
 "usage: xplane2ndjson [-hV] [--device-only] [--lines regex] [--list] "
@@ -34,53 +33,6 @@ static const char usage_text[] =
 "A path is a .xplane.pb file (gzip allowed), - for stdin, or a directory:\n"
 "a run directory, a plugins/profile directory or a TensorBoard log directory.\n";
 
-/* ---------- paths: files and log directories ---------- */
-
-struct strv {
-	char **v;
-	size_t n, cap;
-};
-
-static void
-strv_add(struct strv *sv, char *s)
-{
-	nd_grow(&sv->v, &sv->cap, sv->n + 1, sizeof *sv->v);
-	sv->v[sv->n++] = s;
-}
-
-static void
-strv_free(struct strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	memset(sv, 0, sizeof *sv);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char *
-join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir);
-	char *p = nd_xmalloc(n + strlen(name) + 2);
-
-	sprintf(p, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", name);
-	return p;
-}
-
-static int
-is_dir(const char *p)
-{
-	struct stat sb;
-
-	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 static int
 is_xplane_name(const char *n)
 {
@@ -88,129 +40,6 @@ is_xplane_name(const char *n)
 
 	return (l > 10 && strcmp(n + l - 10, ".xplane.pb") == 0) ||
 	    (l > 13 && strcmp(n + l - 13, ".xplane.pb.gz") == 0);
-}
-
-/* The *.xplane.pb files directly in dir, sorted. */
-static void
-list_xplanes(const char *dir, struct strv *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t first = out->n;
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		char *p;
-		struct stat sb;
-
-		if (!is_xplane_name(e->d_name))
-			continue;
-		p = join(dir, e->d_name);
-		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-			strv_add(out, p);
-		else
-			free(p);
-	}
-	closedir(d);
-	if (out->n - first > 1)
-		qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
-}
-
-/* The subdirectories of dir that hold xplane files (runs), sorted. */
-static void
-list_runs(const char *dir, struct strv *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		struct strv f = { 0 };
-		char *p;
-
-		if (e->d_name[0] == '.')
-			continue;
-		p = join(dir, e->d_name);
-		if (is_dir(p)) {
-			list_xplanes(p, &f);
-			if (f.n > 0) {
-				strv_add(out, nd_xstrdup(e->d_name));
-			}
-			strv_free(&f);
-		}
-		free(p);
-	}
-	closedir(d);
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof *out->v, cmp_str);
-}
-
-static void
-resolve(const char *path, const char *run, struct strv *files, int *used_run)
-{
-	static const char *const sub[] = { "plugins/profile", "profile", "" };
-	struct strv runs = { 0 };
-	char *pdir = NULL;
-
-	if (strcmp(path, "-") == 0 || !is_dir(path)) {
-		strv_add(files, nd_xstrdup(path));
-		return;
-	}
-	if (run == NULL) {
-		size_t before = files->n;
-
-		list_xplanes(path, files);
-		if (files->n > before)
-			return;		/* a run directory */
-	}
-	for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
-		char *c = sub[i][0] ? join(path, sub[i]) : nd_xstrdup(path);
-
-		if (is_dir(c)) {
-			list_runs(c, &runs);
-			if (runs.n > 0) {
-				pdir = c;
-				break;
-			}
-		}
-		free(c);
-	}
-	if (pdir == NULL)
-		nd_die(ND_EXIT_ERROR, "%s: no *.xplane.pb files in it, nor in "
-		    "runs under it or under its plugins/profile", path);
-	if (run != NULL) {
-		char *rd = join(pdir, run);
-		size_t before = files->n;
-
-		*used_run = 1;
-		list_xplanes(rd, files);
-		if (files->n == before) {
-			char l[2048], d[1024];
-			size_t k = 0;
-
-			l[0] = '\0';
-			for (size_t i = 0; i < runs.n && k < sizeof l; i++)
-				k += (size_t)snprintf(l + k, sizeof l - k, "%s%s",
-				    i ? ", " : "", runs.v[i]);
-			snprintf(d, sizeof d, "%s", pdir);
-			free(rd);
-			free(pdir);
-			strv_free(&runs);
-			strv_free(files);
-			nd_die(ND_EXIT_ERROR, "%s: no run '%s' (runs: %s)", d, run,
-			    l);
-		}
-		free(rd);
-	} else {
-		char *rd = join(pdir, runs.v[runs.n - 1]);
-
-		list_xplanes(rd, files);
-		free(rd);
-	}
-	free(pdir);
-	strv_free(&runs);
 }
 
 /* ---------- main ---------- */
@@ -259,7 +88,7 @@ main(int argc, char **argv)
 	static nd_rules *loaded;
 	static nd_xpconv_opts opt;
 	static regex_t planes, lines;
-	struct strv files = { 0 };
+	nd_strv files = { 0 };
 	nd_out *o;
 
 	nd_init(argv[0]);
@@ -319,24 +148,24 @@ main(int argc, char **argv)
 		opt.threads = (int)nd_cli_int("XPLANE2NDJSON_THREADS", e, 1,
 		    ND_XPCONV_MAX_THREADS);
 	if (argc == 0)
-		resolve("-", run, &files, &used_run);
+		nd_rundir_resolve("-", run, is_xplane_name, "*.xplane.pb",
+		    &files, &used_run);
 	for (int i = 0; i < argc; i++)
-		resolve(argv[i], run, &files, &used_run);
+		nd_rundir_resolve(argv[i], run, is_xplane_name,
+		    "*.xplane.pb", &files, &used_run);
 	if (run != NULL && !used_run)
 		nd_die(ND_EXIT_ERROR, "--run %s: no log directory among the "
 		    "paths", run);
 	if (list) {
-		for (size_t i = 0; i < files.n; i++)
-			printf("%s\n", files.v[i]);
-		nd_stdout_flush();
-		strv_free(&files);
+		nd_rundir_list(&files);
+		nd_strv_free(&files);
 		return ND_EXIT_OK;
 	}
 	o = nd_out_open(out);
 	for (size_t i = 0; i < files.n; i++)
 		nd_xpconv_convert(files.v[i], &opt, o);
 	nd_out_close(o);
-	strv_free(&files);
+	nd_strv_free(&files);
 	nd_rules_free(loaded);
 	if (opt.planes != NULL)
 		regfree(&planes);

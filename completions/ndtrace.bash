@@ -2,7 +2,7 @@
 _ndtrace() {
 	local cur=${COMP_WORDS[COMP_CWORD]} opts
 	case ${1##*/} in
-	chrome2ndjson) opts="--help --no-args --no-flows --output --quiet --rank --rules --version" ;;
+	chrome2ndjson) opts="--all-captures --help --list --no-args --no-flows --output --quiet --rank --rules --run --version" ;;
 	ndjson2chrome) opts="--help --keep-derived --output --version" ;;
 	trace-check) opts="--help --max-problems --quiet --verbose --version" ;;
 	trace-classify) opts="--help --output --print-rules --rules --version" ;;

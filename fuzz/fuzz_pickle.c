@@ -4,12 +4,14 @@
  * Errors must come back as values, never end the process; whatever is
  * written must be valid JSON, one object per line.  An input that starts
  * with '{' is instead a stream (NDJSON lines) for nd_mem's stream side:
- * samples, attribution, peaks and top rows.
+ * samples, attribution, peaks and top rows; one that starts with '[' a
+ * PyTorch memory timeline (nd_memtl) and its records.
  */
 #include "nd_buf.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_mem.h"
+#include "nd_memtl.h"
 #include "nd_pickle.h"
 #include "nd_util.h"
 
@@ -101,6 +103,39 @@ stream(const uint8_t *data, size_t size)
 	free(text);
 }
 
+static void
+timeline(const uint8_t *data, size_t size)
+{
+	nd_buf out = ND_BUF_INIT;
+	nd_memtl tl;
+	char msg[256];
+	uint64_t off;
+
+	if (nd_memtl_parse((const char *)data, size, &tl, msg, sizeof msg,
+	    &off) != 0) {
+		if (msg[0] == '\0' || off > size)
+			abort();
+		return;
+	}
+	for (int mode = 0; mode < 3; mode++) {
+		nd_mem_opts o;
+		nd_mem *m;
+
+		memset(&o, 0, sizeof o);
+		o.timeline = mode == 1;
+		o.table = mode == 2;
+		nd_buf_reset(&out);
+		m = nd_mem_new(&o, &out, NULL, NULL);
+		nd_mem_timeline(m, "fuzz", &tl);
+		nd_mem_finish(m);
+		nd_mem_free(m);
+		if (mode != 2)
+			check_json_lines(&out);
+	}
+	nd_buf_free(&out);
+	nd_memtl_free(&tl);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -114,6 +149,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nd_die_hook = die_is_a_bug;
 	if (size > 0 && data[0] == '{') {
 		stream(data, size);
+		return 0;
+	}
+	if (size > 0 && data[0] == '[') {
+		timeline(data, size);
 		return 0;
 	}
 	pk = nd_pickle_load(data, size, &err);

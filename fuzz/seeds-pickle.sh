@@ -26,6 +26,9 @@ printf '\200\004]\224h\000a.' > "$C/cycle"
 printf '\200\004]\224(K\001K\002e]\224(h\000h\000e.' > "$C/shared"
 printf '\200\004}\224(\214\001a\224K\001' > "$C/truncated"
 printf '' > "$C/empty"
+# PyTorch memory timelines (inputs starting with '['): both forms
+printf '[[-1,1,100,0],[5000,2,50,4],[5000,4,-50,4],[6000,2,30,3]]' > "$C/memtl-raw"
+printf '[[1000, 1002], [[0,10,0,0,0,5,0,0,0], [0,10,0,0,0,25,0,0,0]]]' > "$C/memtl-sizes"
 # streams for the stream side (inputs starting with '{')
 cat > "$C/stream-kineto" <<'S'
 {"type":"meta","schema":"ndtrace/1","source":"r.json","format":"chrome","origin_ns":0,"host":null,"rank":0,"producer":"x"}

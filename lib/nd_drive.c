@@ -1,4 +1,5 @@
 #include "nd_drive.h"
+#include "nd_drive_mt.h"
 #include "nd_spool.h"
 #include "nd_util.h"
 
@@ -40,7 +41,7 @@ stdin_offset(void)
 /* One reading of the input; returns cb.end's answer. */
 static int
 pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
-    int replay)
+    int replay, int threads)
 {
 	nd_event ev;
 	int r;
@@ -49,8 +50,10 @@ pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
 	cur_st = nd_stream_open(paths, n);
 	if (cur_spool != NULL)
 		nd_stream_spool_stdin(cur_st, cur_spool, replay);
-	while (nd_stream_next(cur_st, &ev))
-		cb->record(cb->ctx, &ev, nd_stream_meta(cur_st, ev.source));
+	if (threads < 2 || nd_drive_mt_records(cur_st, cb) != 0)
+		while (nd_stream_next(cur_st, &ev))
+			cb->record(cb->ctx, &ev,
+			    nd_stream_meta(cur_st, ev.source));
 	res->sources = nd_stream_nsources(cur_st);
 	nd_stream_close(cur_st);
 	cur_st = NULL;
@@ -65,12 +68,13 @@ nd_drive(char **paths, int n, const nd_drive_opts *opts,
 {
 	off_t off = -1;
 	int in = reads_stdin(paths, n);
+	int threads = opts->threads ? nd_drive_mt_threads() : 1;
 
 	memset(res, 0, sizeof *res);
 	if (in && !opts->once && (off = stdin_offset()) < 0)
 		cur_spool = nd_spool_new();
 	res->passes = 1;
-	if (pass(paths, n, cb, res, 0) == ND_DRIVE_AGAIN) {
+	if (pass(paths, n, cb, res, 0, threads) == ND_DRIVE_AGAIN) {
 		if (opts->once)
 			nd_die(ND_EXIT_ERROR, "internal error: a second "
 			    "reading asked for after --unordered");
@@ -78,7 +82,7 @@ nd_drive(char **paths, int n, const nd_drive_opts *opts,
 			nd_die_errno(ND_EXIT_ERROR, "<stdin>: cannot read it "
 			    "again");
 		res->passes = 2;
-		if (pass(paths, n, cb, res, 1) == ND_DRIVE_AGAIN)
+		if (pass(paths, n, cb, res, 1, threads) == ND_DRIVE_AGAIN)
 			nd_die(ND_EXIT_ERROR, "internal error: records still "
 			    "out of order on a second reading");
 	}

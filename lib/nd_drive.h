@@ -20,6 +20,9 @@
  * is read once.  With the environment variable ND_DRIVE_STATS set, the
  * number of readings and the bytes spooled go to stderr ("PROG: N
  * passes, B bytes of stdin spooled"), for tests and measurements.
+ * opts.threads lets nd_drive_mt decide (NDTRACE_THREADS, CPUs, input
+ * size) to decode on a second thread: the same records, answer and
+ * errors.
  */
 #ifndef ND_DRIVE_H
 #define ND_DRIVE_H
@@ -33,6 +36,7 @@ enum { ND_DRIVE_OK = 0, ND_DRIVE_AGAIN = 1 };
 
 typedef struct nd_drive_opts {
 	int once;		/* never read twice: do not spool */
+	int threads;		/* may decode on a second thread (nd_drive_mt) */
 } nd_drive_opts;
 
 typedef struct nd_drive_cb {

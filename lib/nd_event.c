@@ -1,4 +1,5 @@
 #include "nd_event.h"
+#include "nd_ascend.h"
 #include "nd_hash.h"
 #include "nd_util.h"
 
@@ -108,6 +109,13 @@ nd_kind_of(nd_str cat, nd_str process, nd_str thread)
 				return ND_KIND_DEVICE;
 		if (ieq(cat, &annot_cat))
 			return ND_KIND_ANNOT;
+	}
+	switch (nd_ascend_lane(process.p, process.n)) {
+	case ND_ASC_DEVICE:
+	case ND_ASC_COMM:
+		return ND_KIND_DEVICE;
+	case ND_ASC_DERIVED:
+		return ND_KIND_ANNOT;
 	}
 	if (process.p == NULL || process.n < 8 ||
 	    memcmp(process.p, "/device:", 8) != 0)
@@ -511,28 +519,62 @@ nd_event_arg(const nd_event *ev, const char *key, nd_jval *out)
 _Static_assert(ND_SID_N == sizeof ((nd_event *)0)->sid /
     sizeof ((nd_event *)0)->sid[0], "a memo per field");
 
+static nd_intern *sid_tab;	/* the program's; reachable until exit */
+
+uint32_t
+nd_sid_intern(const char *s, size_t n)
+{
+	if (sid_tab == NULL)
+		sid_tab = nd_intern_new();
+	return nd_intern_id(sid_tab, s, n);
+}
+
+const char *
+nd_sid_str(uint32_t id, size_t *n)
+{
+	return nd_intern_str(sid_tab, id, n);
+}
+
+static nd_str
+sid_field(const nd_event *ev, int field)
+{
+	switch (field) {
+	case ND_SID_NAME: return ev->name;
+	case ND_SID_FAMILY: return ev->family;
+	case ND_SID_CLASS: return ev->cls;
+	case ND_SID_SCOPE: return ev->scope;
+	default: return ev->device;
+	}
+}
+
+int
+nd_event_sid_known(const nd_event *ev, int field, uint32_t *id)
+{
+	nd_str s = sid_field(ev, field);
+
+	if (s.p == NULL) {
+		*id = ND_SID_NONE;
+		return 1;
+	}
+	if ((ev->sid_have >> field & 1) && ev->sidp[field] == s.p) {
+		*id = ev->sid[field];
+		return 1;
+	}
+	return 0;
+}
+
 uint32_t
 nd_event_sid(const nd_event *cev, int field)
 {
-	static nd_intern *tab;	/* the program's; reachable until exit */
 	nd_event *ev = (nd_event *)cev;	/* the memo only: see nd_event.h */
-	nd_str s;
+	nd_str s = sid_field(ev, field);
 
-	switch (field) {
-	case ND_SID_NAME: s = ev->name; break;
-	case ND_SID_FAMILY: s = ev->family; break;
-	case ND_SID_CLASS: s = ev->cls; break;
-	case ND_SID_SCOPE: s = ev->scope; break;
-	default: s = ev->device; break;
-	}
 	if (s.p == NULL)
 		return ND_SID_NONE;
 	/* the pointer too: a caller may point a field elsewhere by hand */
 	if ((ev->sid_have >> field & 1) && ev->sidp[field] == s.p)
 		return ev->sid[field];
-	if (tab == NULL)
-		tab = nd_intern_new();
-	ev->sid[field] = nd_intern_id(tab, s.p, s.n);
+	ev->sid[field] = nd_sid_intern(s.p, s.n);
 	ev->sidp[field] = s.p;
 	ev->sid_have |= 1u << field;
 	return ev->sid[field];

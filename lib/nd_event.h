@@ -109,7 +109,9 @@ typedef struct nd_everr {
 
 void nd_event_init(nd_event *ev);
 void nd_event_free(nd_event *ev);	/* frees the members array */
-/* Decode one line.  0 ok; -1 error (JSON or contract) with err filled. */
+/* Decode one line.  0 ok; -1 error (JSON or contract) with err filled.
+ * It touches no shared state (nd_drive_mt runs it on a second thread
+ * beside the analyses): no interning here. */
 int nd_event_decode(nd_event *ev, const char *line, size_t len,
     nd_buf *scratch, nd_everr *err);
 /* Look up any top-level member by key (NULL if absent). */
@@ -150,6 +152,13 @@ enum { ND_SID_NAME, ND_SID_FAMILY, ND_SID_CLASS, ND_SID_SCOPE,
 	ND_SID_DEVICE, ND_SID_N };
 #define ND_SID_NONE UINT32_MAX
 uint32_t nd_event_sid(const nd_event *ev, int field);
+/* 1 with *id when the field's id is known without interning (the field is
+ * absent, or an analysis asked for it already), else 0. */
+int nd_event_sid_known(const nd_event *ev, int field, uint32_t *id);
+/* The id of any string in the same table (strings that are no event's
+ * field: a merged partial's, a timeline's process), and an id's string. */
+uint32_t nd_sid_intern(const char *s, size_t n);
+const char *nd_sid_str(uint32_t id, size_t *n);
 
 /*
  * Where a span runs: the one device-op rule of every program (ndtrace(7),
@@ -160,9 +169,11 @@ uint32_t nd_event_sid(const nd_event *ev, int field);
  *                   CUPTI records on a device lane), gpu_op, the 2021
  *                   Kernel, Memcpy, Memset, and the accelerators'
  *                   mtia_ccp_events (MTIA) and hpu_op (Gaudi) -- or
- *                   `process` starts with "/device:" (XPlane) and `thread`
- *                   is not a derived line (ND_KIND_ANNOT_LINES);
- *   ND_KIND_ANNOT   a device annotation: `cat` gpu_user_annotation, or a
+ *                   `process` is a device lane of torch_npu (Ascend:
+ *                   nd_ascend_lane), or starts with "/device:" (XPlane)
+ *                   and `thread` is not a derived line (ND_KIND_ANNOT_LINES);
+ *   ND_KIND_ANNOT   a device annotation: `cat` gpu_user_annotation, a
+ *                   derived lane of torch_npu (nd_ascend_lane), or a
  *                   span on a derived line of a /device: process (Steps,
  *                   XLA Modules, TensorFlow Name Scope, ...): they repeat
  *                   time the op lines already hold;

@@ -77,7 +77,7 @@ struct hspan {
 struct nd_gaps {
 	nd_gaps_opts o;
 	int64_t thr;
-	nd_intern *str;		/* names, scopes, processes, threads, devices */
+	uint32_t empty;		/* the id of "" (an op without a name) */
 	nd_intern *tlkeys;	/* (pid, tid, host) -> timeline */
 	struct tl *tls;
 	size_t ntls, captls;
@@ -118,7 +118,7 @@ nd_gaps_new(const nd_gaps_opts *o)
 
 	g->o = *o;
 	g->thr = o->min_ns > 1 ? o->min_ns : 1;
-	g->str = nd_intern_new();
+	g->empty = nd_sid_intern("", 0);
 	g->tlkeys = nd_intern_new();
 	g->devkeys = nd_intern_new();
 	g->launch = nd_map64_new();
@@ -174,7 +174,6 @@ nd_gaps_free(nd_gaps *g)
 	if (g == NULL)
 		return;
 	nd_gaps_reset(g);
-	nd_intern_free(g->str);
 	nd_intern_free(g->tlkeys);
 	nd_intern_free(g->devkeys);
 	nd_map64_free(g->launch);
@@ -190,18 +189,34 @@ nd_gaps_free(nd_gaps *g)
 	free(g);
 }
 
+/* Strings by the program's ids (nd_event_sid): an event's name and scope
+ * cost nothing when another analysis asked for them. */
 static uint32_t
 intern(nd_gaps *g, nd_str s)
 {
+	(void)g;
 	if (s.p == NULL)
 		return NONE;
-	return nd_intern_id(g->str, s.p, s.n);
+	return nd_sid_intern(s.p, s.n);
 }
 
 static const char *
 istr(const nd_gaps *g, uint32_t id)
 {
-	return id == NONE ? NULL : nd_intern_str(g->str, id, NULL);
+	(void)g;
+	return id == NONE ? NULL : nd_sid_str(id, NULL);
+}
+
+/* Intern the copied strings of a timeline's latest-ending op. */
+static void
+bop_intern(struct tl *t)
+{
+	if (t->bop.name != LAZY)
+		return;
+	t->bop.name = nd_sid_intern(t->bstr.p, t->bnamen);
+	if (t->bop.scope != NONE)
+		t->bop.scope = nd_sid_intern(t->bstr.p + t->bnamen,
+		    t->bscopen);
 }
 
 static struct tl *
@@ -322,10 +337,11 @@ spill(nd_gaps *g, struct tl *t)
 static void
 op_intern(nd_gaps *g, struct op *op, nd_str name, nd_str scope)
 {
+	(void)g;
 	if (op->name == LAZY) {
-		op->name = nd_intern_id(g->str, name.p, name.n);
+		op->name = nd_sid_intern(name.p, name.n);
 		op->scope = scope.p == NULL ? NONE :
-		    nd_intern_id(g->str, scope.p, scope.n);
+		    nd_sid_intern(scope.p, scope.n);
 	}
 }
 
@@ -382,13 +398,7 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
 			gp = &t->gaps[t->ngaps++];
 			gp->lo = t->hi;
 			gp->hi = op->ts;
-			if (t->bop.name == LAZY) {
-				t->bop.name = nd_intern_id(g->str, t->bstr.p,
-				    t->bnamen);
-				if (t->bop.scope != NONE)
-					t->bop.scope = nd_intern_id(g->str,
-					    t->bstr.p + t->bnamen, t->bscopen);
-			}
+			bop_intern(t);
 			gp->before = t->bop;
 			gp->la = (uint32_t)t->npool;
 			gp->nla = 0;
@@ -499,6 +509,13 @@ nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r)
 	op.corr = 0;
 	op.name = LAZY;
 	op.scope = LAZY;
+	if (nd_event_sid_known(ev, ND_SID_NAME, &op.name) &&
+	    nd_event_sid_known(ev, ND_SID_SCOPE, &op.scope)) {
+		/* ids at hand: no copies, no lazy interning */
+		if (op.name == ND_SID_NONE)
+			op.name = g->empty;
+	} else
+		op.name = op.scope = LAZY;
 	op.tl = (uint32_t)(t - g->tls);
 	op.light = ev->name.p != NULL && nd_op_is_light(ev->name.p, ev->name.n);
 	op.comm = r->role == ND_ROLE_DEVICE && r->cat == ND_CAT_COMM;
@@ -1120,13 +1137,8 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 	for (size_t i = 0; i < g->ntls; i++) {
 		struct tl *t = &g->tls[i];
 
-		if (t->started && t->bop.name == LAZY) {
-			t->bop.name = nd_intern_id(g->str, t->bstr.p,
-			    t->bnamen);
-			if (t->bop.scope != NONE)
-				t->bop.scope = nd_intern_id(g->str,
-				    t->bstr.p + t->bnamen, t->bscopen);
-		}
+		if (t->started)
+			bop_intern(t);
 	}
 	if (g->o.level == ND_GAP_DEVICE)
 		device_where(g, host);

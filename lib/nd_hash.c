@@ -377,6 +377,8 @@ nd_map64_next(const nd_map64 *m, size_t *pos, uint64_t *key, uint64_t *val)
 
 /* ---- id tuples ---- */
 
+#define DENSE_W 7	/* at most this many ids before the last one */
+
 /* One slot holds key and value: a lookup touches one cache line.  tag
  * tells the levels of prefixes apart: (a, b) at one level is no (a, b) at
  * another. */
@@ -391,9 +393,20 @@ struct ktab {
 	size_t mask, n;
 };
 
+/* In front of the tables, an array by the last id (ids are dense: one
+ * load, no probe): its slot holds the latest tuple with that last id, w + 1
+ * words (value + 1, 0: none; then ids[0..w)).  A tuple of another length,
+ * or one that lost its slot, takes the tables. */
 struct nd_idmemo {
 	struct ktab prefix;	/* (prefix id, id) -> prefix id */
 	struct ktab vals;	/* (prefix id, last id) -> value */
+	uint32_t *dense;
+	size_t capdense;	/* in slots */
+	size_t w;		/* ids before the last one, of every slot */
+	uint32_t pend[DENSE_W + 1];	/* the last nd_idmemo_get's miss */
+	size_t npend;
+	uint64_t pendkey;
+	int haspend;
 };
 
 static void
@@ -451,6 +464,7 @@ nd_idmemo_new(void)
 
 	ktab_init(&m->prefix);
 	ktab_init(&m->vals);
+	m->w = SIZE_MAX;
 	return m;
 }
 
@@ -461,7 +475,44 @@ nd_idmemo_free(nd_idmemo *m)
 		return;
 	free(m->prefix.s);
 	free(m->vals.s);
+	free(m->dense);
 	free(m);
+}
+
+/* The dense slot of ids[0..n), or NULL when it has none. */
+static uint32_t *
+dense_slot(nd_idmemo *m, const uint32_t *ids, size_t n, int grow)
+{
+	uint32_t last = ids[n - 1];
+
+	if (m->w == SIZE_MAX && grow && n - 1 <= DENSE_W)
+		m->w = n - 1;
+	if (n - 1 != m->w || last == UINT32_MAX)
+		return NULL;
+	if (last >= m->capdense) {
+		size_t old = m->capdense, c = old;
+
+		if (!grow)
+			return NULL;
+		nd_grow(&m->dense, &c, ((size_t)last + 1) * (m->w + 1),
+		    sizeof *m->dense);
+		c /= m->w + 1;
+		memset(m->dense + old * (m->w + 1), 0,
+		    (c - old) * (m->w + 1) * sizeof *m->dense);
+		m->capdense = c;
+	}
+	return m->dense + (size_t)last * (m->w + 1);
+}
+
+static void
+dense_put(nd_idmemo *m, const uint32_t *ids, size_t n, uint32_t val)
+{
+	uint32_t *d = dense_slot(m, ids, n, 1);
+
+	if (d != NULL) {
+		d[0] = val + 1;
+		memcpy(d + 1, ids, (n - 1) * sizeof *ids);
+	}
 }
 
 uint32_t
@@ -469,7 +520,11 @@ nd_idmemo_get(nd_idmemo *m, const uint32_t *ids, size_t n, uint64_t *key)
 {
 	uint64_t pre = ids[0];
 	const struct kslot *sl;
+	const uint32_t *d = dense_slot(m, ids, n, 0);
 
+	if (d != NULL && d[0] != 0 &&
+	    memcmp(d + 1, ids, (n - 1) * sizeof *ids) == 0)
+		return d[0] - 1;
 	for (size_t i = 1; i < n; i++) {
 		uint64_t k = pre << 32 | ids[i];
 
@@ -489,11 +544,24 @@ nd_idmemo_get(nd_idmemo *m, const uint32_t *ids, size_t n, uint64_t *key)
 	}
 	*key = pre;
 	sl = ktab_slot(&m->vals, 1, pre);
-	return sl->tag != 0 ? sl->val : UINT32_MAX;
+	if (sl->tag != 0) {
+		dense_put(m, ids, n, sl->val);
+		return sl->val;
+	}
+	m->haspend = n <= DENSE_W + 1;
+	if (m->haspend) {
+		memcpy(m->pend, ids, n * sizeof *ids);
+		m->npend = n;
+		m->pendkey = pre;
+	}
+	return UINT32_MAX;
 }
 
 void
 nd_idmemo_put(nd_idmemo *m, uint64_t key, uint32_t val)
 {
 	ktab_put(&m->vals, 1, key, val);
+	if (m->haspend && key == m->pendkey)
+		dense_put(m, m->pend, m->npend, val);
+	m->haspend = 0;
 }

@@ -64,8 +64,10 @@ typedef struct nd_idmemo nd_idmemo;
 
 nd_idmemo *nd_idmemo_new(void);
 void nd_idmemo_free(nd_idmemo *m);
-/* The value of ids[0..n), or UINT32_MAX when none yet; *key is the tuple's
- * key for nd_idmemo_put. */
+/* The value of ids[0..n), or UINT32_MAX when none yet: then *key is the
+ * tuple's key for nd_idmemo_put, which follows that get (a value, once
+ * put, stays).  A tuple whose last id was seen last with the same other
+ * ids costs one array load (ids are dense). */
 uint32_t nd_idmemo_get(nd_idmemo *m, const uint32_t *ids, size_t n,
     uint64_t *key);
 void nd_idmemo_put(nd_idmemo *m, uint64_t key, uint32_t val);

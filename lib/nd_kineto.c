@@ -8,9 +8,10 @@
  *
  *  1. nd_chrome streams the document; every event is validated, decoded
  *     into a 48-byte `rec` appended to the array of its timeline, and its
- *     args (minified, member names as key tokens, any non-standard top-level
- *     member folded in) go to an nd_spool (memory, then an unlinked
- *     temporary file).  Names, categories and pid/tid strings are interned.
+ *     args (minified, member names and long_name texts as tokens, any
+ *     non-standard top-level member folded in) go to an nd_spool (memory,
+ *     then an unlinked temporary file).  Names, categories and pid/tid
+ *     strings are interned.
  *     Reading, gunzipping, hashing and validating run on a reader thread
  *     that hands batches of events to the decoding (main) thread.
  *  2. per timeline: B/E and async b/e pairs are matched, records sorted
@@ -49,6 +50,7 @@
  * documented in chrome2ndjson(1); keep the two in step.
  */
 #include "nd_kineto.h"
+#include "nd_ascend.h"
 #include "nd_chrome.h"
 #include "nd_classify.h"
 #include "nd_end.h"
@@ -56,6 +58,7 @@
 #include "nd_hash.h"
 #include "nd_in.h"
 #include "nd_json.h"
+#include "nd_memtl.h"
 #include "nd_out.h"
 #include "nd_scope.h"
 #include "nd_sort.h"
@@ -125,6 +128,7 @@ typedef struct tl {
 	uint32_t proc;
 	int64_t key;		/* integer tid or strs id */
 	uint8_t isstr, async, has_device, has_host, has_be;
+	uint8_t lane;		/* nd_ascend_lane of its process (lanes_mark) */
 	uint32_t acat, aid;	/* async: cats id, strs id of the id */
 	int64_t tid;		/* assigned */
 	uint32_t thread_name;	/* strs id, NONE32 */
@@ -231,6 +235,10 @@ struct nd_kineto {
 		const char *text;	/* "name": in kdict */
 		uint32_t len, id;
 	} kcache[512];
+	nd_intern *vdict;	/* args.long_name texts -> value tokens */
+	uint32_t *vlname;	/* vdict id -> strs id of the text decoded */
+	size_t capvlname;
+	uint64_t vbytes;	/* bytes held in vdict */
 	int64_t min_ts, max_ts;
 	int any_ts;
 	int64_t *devids;	/* deviceProperties[].id */
@@ -263,6 +271,7 @@ struct nd_kineto {
 	int defer;		/* warnings kept in pending until read */
 	int unclosed;		/* nd_chrome_unclosed() */
 	int rebuffered;		/* left M_PRESCAN for M_BUFFER (unspool) */
+	int lanes;		/* a process named as a torch_npu lane */
 	size_t nrecs;
 	struct plaunch *plaunches;
 	size_t nplaunches, capplaunches;
@@ -644,7 +653,7 @@ static const char *const host_cats[] = {
 	"python_function", "user_annotation", "cpu_instant_event", NULL
 };
 static const char *const launch_flow_cats[] = {
-	"ac2g", "async", "async_cpu_to_gpu", NULL
+	"ac2g", "async", "async_cpu_to_gpu", "async_npu", NULL
 };
 
 /* Is a span without a category a record_function label?  Operators have
@@ -921,8 +930,10 @@ struct special {
 	int has_corr;
 	int64_t corr;
 	int device;
-	nd_jval lname, tfop;
+	nd_jval lname, tfop, ttype;
 	nd_jval mname, mlabels;
+	const char *lname_raw;	/* the long_name value token of lname_vid */
+	uint32_t lname_vid;
 };
 
 /* *to = jv when k names the member and jv is a string. */
@@ -963,6 +974,7 @@ special_of(const nd_jval *k, const char *v, const char *vend,
 		break;
 	case 9:
 		take_str(k, &jv, "long_name", 9, &sp->lname);
+		take_str(k, &jv, "Task Type", 9, &sp->ttype);
 		break;
 	case 11:
 		if (key_is(k, "correlation", 11) && jv.type == ND_JNUM &&
@@ -978,9 +990,14 @@ special_of(const nd_jval *k, const char *v, const char *vend,
  * JSON never holds a byte below 0x20, so the marker is unambiguous.  Key
  * names are most of the bytes of profiler args ("registers per thread",
  * "est. achieved occupancy %"): tokens halve what goes through the spool
- * file. */
+ * file.  A string value of args.long_name may be a value token: the byte
+ * VTOK and four bytes of an id in vdict, whose entry is the string as
+ * written (value_token). */
 #define KTOK '\001'
+#define VTOK '\002'
 #define KDICT_MAX 60000
+#define VTOK_MIN 32		/* shorter long_names stay inline */
+#define VDICT_BYTES ((uint64_t)64 << 20)
 
 static uint32_t
 key_token(src *s, const char *k, size_t n)
@@ -1005,6 +1022,43 @@ key_token(src *s, const char *k, size_t n)
 	c->len = (uint32_t)n + 1;
 	c->id = id;
 	return id;
+}
+
+/* The string value of args.long_name at p (XLA's HLO text: hundreds of
+ * bytes, the same at every run of an op, most of the bytes of a JAX trace)
+ * as a value token at *o, else copied.  Its decoded text is interned for
+ * the op anyway (ev_record, through vlname), so vdict holds about as much
+ * again, capped at VDICT_BYTES; the spool holds 5 bytes a record. */
+static const char *
+value_token(src *s, const char *p, const char *end, char **o,
+    struct special *sp)
+{
+	int esc = 0;
+	const char *q = skip_str(p + 1, end, &esc);
+	size_t n = (size_t)(q - p);
+	uint32_t cnt = nd_intern_count(s->vdict), id = NONE32;
+
+	if (n >= VTOK_MIN)
+		id = s->vbytes + n <= VDICT_BYTES ?
+		    nd_intern_id(s->vdict, p, n) :
+		    nd_intern_find(s->vdict, p, n);
+	if (id == NONE32) {
+		memcpy(*o, p, n);
+		*o += n;
+		return q;
+	}
+	if (id == cnt) {
+		s->vbytes += n;
+		nd_grow(&s->vlname, &s->capvlname, (size_t)id + 1,
+		    sizeof *s->vlname);
+		s->vlname[id] = NONE32;
+	}
+	**o = VTOK;
+	memcpy(*o + 1, &id, 4);
+	*o += 5;
+	sp->lname_raw = p;
+	sp->lname_vid = id;
+	return q;
 }
 
 /* Walk the members of a valid args object (p at its '{'), copying them
@@ -1036,7 +1090,10 @@ args_walk(src *s, const char *p, const char *end, struct special *sp,
 			d += k.len;
 			*d++ = ':';
 		}
-		p = copy_val(p, end, &d, &s->long_numbers);
+		if (*p == '"' && !k.esc && key_is(&k, "long_name", 9))
+			p = value_token(s, p, end, &d, sp);
+		else
+			p = copy_val(p, end, &d, &s->long_numbers);
 		*o = d;
 		nd_grow(&s->akeys, &s->capakeys, s->nakeys + 1,
 		    sizeof *s->akeys);
@@ -1087,26 +1144,55 @@ append_extras(src *s, size_t nextras, char **o, int *n)
 	nd_intern_free(seen);
 }
 
-/* Spooled args (key tokens expanded) appended to b. */
+/* The first key or value token in [p, end), NULL if none: eight bytes
+ * at a time, the lowest flagged byte of the mask is exactly the first byte
+ * below 3 (nothing else in minified JSON is). */
+static const char *
+next_token(const char *p, const char *end)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (end - p >= 8) {
+		uint64_t x, m;
+
+		memcpy(&x, p, 8);
+		m = (x - 0x0303030303030303ULL) & ~x & 0x8080808080808080ULL;
+		if (m != 0)
+			return p + (__builtin_ctzll(m) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && (unsigned char)*p > (unsigned char)VTOK)
+		p++;
+	return p < end ? p : NULL;
+}
+
+/* Spooled args (key and value tokens expanded) appended to b. */
 static void
 detok(const src *s, nd_buf *b, const char *p, size_t n)
 {
 	const char *end = p + n;
 
 	while (p < end) {
-		const char *q = memchr(p, KTOK, (size_t)(end - p));
+		const char *q = next_token(p, end);
 		size_t kn;
 		const char *k;
+		uint32_t id;
 
 		if (q == NULL) {
 			nd_buf_add(b, p, (size_t)(end - p));
 			return;
 		}
 		nd_buf_add(b, p, (size_t)(q - p));
-		k = nd_intern_str(s->kdict, (uint32_t)(unsigned char)q[1] |
-		    (uint32_t)(unsigned char)q[2] << 8, &kn);
+		if (*q == KTOK) {
+			k = nd_intern_str(s->kdict, (uint32_t)(unsigned char)q[1] |
+			    (uint32_t)(unsigned char)q[2] << 8, &kn);
+			p = q + 3;
+		} else {
+			memcpy(&id, q + 1, 4);
+			k = nd_intern_str(s->vdict, id, &kn);
+			p = q + 5;
+		}
 		nd_buf_add(b, k, kn);
-		p = q + 3;
 	}
 }
 
@@ -1157,6 +1243,18 @@ skip(src *s, enum skip_reason r)
 	s->skipped[r]++;
 }
 
+static int get_time(const nd_jval *v, int64_t *ns);
+
+/* torch_npu writes "ts":"1699529623106750.125": the number in the
+ * string, read like any other */
+static int
+get_time_str(const nd_jval *v, int64_t *ns)
+{
+	nd_jval num;
+
+	return nd_ascend_strnum(v, &num) == 0 ? get_time(&num, ns) : -1;
+}
+
 static int
 get_time(const nd_jval *v, int64_t *ns)
 {
@@ -1165,7 +1263,7 @@ get_time(const nd_jval *v, int64_t *ns)
 	int frac = -1;
 
 	if (v->type != ND_JNUM)
-		return -1;
+		return get_time_str(v, ns);
 	/* The common case, digits with at most three decimals, directly;
 	 * anything else (a sign, an exponent, more digits) exactly by
 	 * nd_json_fixed. */
@@ -1216,8 +1314,12 @@ metadata(src *s, const nd_jval *name, const nd_jval *pid, const nd_jval *tid,
 	if (nd_jstr_eq(name, "process_name") && sp->mname.type == ND_JSTR) {
 		uint32_t pi = proc_get(s, pk), v = intern_jstr(s, s->strs,
 		    &sp->mname);
+		size_t n;
+		const char *pn = istr(s->strs, v, &n);
 
 		s->procs[pi].name = v;
+		if (nd_ascend_lane(pn, n) != ND_ASC_NONE)
+			s->lanes = 1;
 	} else if (nd_jstr_eq(name, "process_labels") &&
 	    sp->mlabels.type == ND_JSTR) {
 		uint32_t pi = proc_get(s, pk), v = intern_jstr(s, s->strs,
@@ -1508,18 +1610,29 @@ static void
 ev_record(src *s, const evst *e, uint64_t a)
 {
 	uint32_t nameid, lname = NONE32, tfscope = NONE32, oi, t;
+	uint32_t catid = e->catid;
 	const op *po;
 	tl *tp;
 	rec r;
 
 	nameid = e->name.type == ND_JSTR ? intern_jstr(s, s->strs, &e->name) :
 	    intern(s->strs, "", 0);
-	if (e->sp.lname.type == ND_JSTR)
+	if (e->sp.lname.type == ND_JSTR && e->sp.lname.raw == e->sp.lname_raw) {
+		uint32_t *m = &s->vlname[e->sp.lname_vid];
+
+		if (*m == NONE32)
+			*m = intern_jstr(s, s->strs, &e->sp.lname);
+		lname = *m;
+	} else if (e->sp.lname.type == ND_JSTR)
 		lname = intern_jstr(s, s->strs, &e->sp.lname);
 	if (e->sp.tfop.type == ND_JSTR)
 		tfscope = tfop_scope(s, &e->sp.tfop);
+	/* the tasks of torch_npu's device streams have no category: their
+	 * args."Task Type" (AI_CORE, AI_CPU, ...) is one */
+	if (catid == NONE32 && e->sp.ttype.type == ND_JSTR)
+		catid = intern_jstr(s, s->cats, &e->sp.ttype);
 	t = ev_timeline(s, e);
-	oi = op_get(s, nameid, e->catid, lname, tfscope);
+	oi = op_get(s, nameid, catid, lname, tfscope);
 	po = &s->ops[oi];
 	tp = &s->tls[t];
 	if (po->flags & OP_DEVICE) {
@@ -1558,6 +1671,13 @@ event(src *s, const nd_chrome_item *it)
 		nd_chrome_die(s->ch, it->off, "more than 4294967295 events");
 	s->nev++;
 	if (it->val.type != ND_JOBJ) {
+		char what[160];
+
+		/* a bare array that does not start with an event is some other
+		 * JSON document: say what it is rather than skip it all */
+		if (s->nev == 1 && nd_chrome_form(s->ch) == '[')
+			nd_chrome_die(s->ch, it->off, "not a Chrome trace: %s",
+			    nd_memtl_what(&it->val, what, sizeof what));
 		skip(s, SK_NOT_OBJECT);
 		return;
 	}
@@ -2217,9 +2337,13 @@ walk(src *s, tl *t)
 	for (size_t i = 0; i < t->n; i++) {
 		rec *r = &t->v[i];
 		const op *o = &s->ops[r->op];
-		uint64_t packed = step_fill(s, r, walk_one(s, t, r));
+		uint64_t packed = walk_one(s, t, r);
 
-		if (o->flags & OP_DEVICE) {
+		/* HCCL ops, which torch_npu links to no operator: the step
+		 * whose window holds them, like host records */
+		if (t->lane == ND_ASC_NONE || t->lane == ND_ASC_COMM)
+			packed = step_fill(s, r, packed);
+		if ((o->flags & OP_DEVICE) || t->lane) {
 			int64_t corr = r->corr;
 			int has = (r->flags & F_CORR) ? 1 :
 			    r->kind == K_FLOW ? 0 : flow_corr(s, t, i, &fc, &corr);
@@ -2401,7 +2525,17 @@ tl_frag(src *s, tl *t)
 			nd_json_put_str(b, ts, tn);
 		}
 	}
-	if (t->devno >= 0) {
+	if (t->lane != ND_ASC_NONE) {
+		/* an NPU: numbered by the labels ("NPU 1"), else by CANN's
+		 * pid */
+		if (!device_from(lb, ln, dev) || strchr(dev, ':') == NULL) {
+			if (p->isstr)
+				snprintf(dev, sizeof dev, "NPU");
+			else
+				snprintf(dev, sizeof dev, "NPU:%d",
+				    nd_ascend_devno(p->key));
+		}
+	} else if (t->devno >= 0) {
 		/* args.device numbers a device of the kind the process names
 		 * ("MTIA 0"), else a GPU */
 		if (!(device_from(lb, ln, dev) || device_from(ps, pn, dev)) ||
@@ -2725,7 +2859,7 @@ typedef struct plaunch {
 static int
 streamable(const src *s)
 {
-	return !s->unordered && !(s->dev_nocorr && s->lflow_f);
+	return !s->unordered && !(s->dev_nocorr && s->lflow_f) && !s->lanes;
 }
 
 /* What the prescan keeps of a record: the nesting of its timeline, and
@@ -3046,7 +3180,8 @@ write_end(src *s, nd_buf *b)
 static const size_t src_dicts[] = {
 	offsetof(src, strs), offsetof(src, cats), offsetof(src, scopes),
 	offsetof(src, opkeys), offsetof(src, pkeys), offsetof(src, tlkeys),
-	offsetof(src, tfops), offsetof(src, kdict), offsetof(src, clstext)
+	offsetof(src, tfops), offsetof(src, kdict), offsetof(src, clstext),
+	offsetof(src, vdict)
 };
 
 static void
@@ -3055,7 +3190,7 @@ src_free(src *s)
 	void *mem[] = {
 		s->tls, s->procs, s->ops, s->snodes, s->catcount, s->steps,
 		s->launches, s->plaunches, s->extras, s->scopej, s->devids,
-		s->tfmap, s->akeys, s->clsoff
+		s->tfmap, s->akeys, s->clsoff, s->vlname
 	};
 	nd_buf *bufs[] = {
 		&s->pending, &s->header, &s->warnings, &s->scratch,
@@ -3700,6 +3835,28 @@ nd_kineto_read(nd_kineto *s, nd_chrome *ch)
 	s->ch = NULL;
 }
 
+/* The timelines of torch_npu's device and derived lanes (nd_ascend_lane),
+ * by the final names of their processes: device work whatever their
+ * categories say, so they take the scope and step of their launches.
+ * Such an input is not streamed: the lanes are known only at its end. */
+static void
+lanes_mark(src *s)
+{
+	if (!s->lanes)
+		return;
+	if (s->mode == M_PRESCAN)
+		unspool(s);
+	for (size_t i = 0; i < s->ntls; i++) {
+		tl *t = &s->tls[i];
+		size_t n;
+		const char *p = tl_process(s, t, &n);
+
+		t->lane = (uint8_t)nd_ascend_lane(p, n);
+		if (t->lane != ND_ASC_NONE)
+			t->has_device = 1;
+	}
+}
+
 /* Phase 2: everything the output needs that only the whole input tells. */
 void
 nd_kineto_finish(nd_kineto *s, const char *sha256, int unclosed)
@@ -3716,6 +3873,7 @@ nd_kineto_finish(nd_kineto *s, const char *sha256, int unclosed)
 	    rank_from_name(s->arg, &s->rank))
 		s->has_rank = 1;
 	assign_ids(s);
+	lanes_mark(s);
 	if (s->mode == M_BUFFER)
 		settle(s);
 	else {

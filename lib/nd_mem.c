@@ -2265,3 +2265,138 @@ out:
 	nd_buf_free(&S.b);
 	return rc;
 }
+
+/* ---- PyTorch memory timelines (nd_memtl) ---- */
+
+static void
+tl_counter(nd_mem *m, const nd_memtl_point *p)
+{
+	nd_jw w;
+	char k[40];
+
+	begin(m, &w, "counter");
+	nd_jw_kint(&w, "ts_ns", p->ts_ns);
+	nd_jw_kcstr(&w, "name", "memory");
+	nd_jw_kint(&w, "pid", 0);
+	nd_jw_key(&w, "values");
+	nd_jw_obj(&w);
+	nd_jw_kint(&w, "allocated_bytes", p->total);
+	for (int c = 0; c < ND_MEMTL_NCAT; c++) {
+		snprintf(k, sizeof k, "%s_bytes", nd_memtl_category[c]);
+		nd_jw_kint(&w, k, p->bytes[c]);
+	}
+	nd_jw_obj_end(&w);
+	end(m, &w);
+}
+
+/* The first point of the largest total, and of each category's largest
+ * value. */
+static size_t
+tl_peaks(const nd_memtl *tl, size_t cpk[ND_MEMTL_NCAT])
+{
+	size_t pk = 0;
+
+	for (int c = 0; c < ND_MEMTL_NCAT; c++)
+		cpk[c] = 0;
+	for (size_t i = 1; i < tl->npt; i++) {
+		if (tl->pt[i].total > tl->pt[pk].total)
+			pk = i;
+		for (int c = 0; c < ND_MEMTL_NCAT; c++)
+			if (tl->pt[i].bytes[c] > tl->pt[cpk[c]].bytes[c])
+				cpk[c] = i;
+	}
+	return pk;
+}
+
+static void
+tl_table(nd_mem *m, const char *source, const nd_memtl *tl, size_t pk,
+    const size_t cpk[ND_MEMTL_NCAT])
+{
+	const nd_memtl_point *p = &tl->pt[pk], *f = &tl->pt[tl->npt - 1];
+	char b1[40], b2[40], b3[40], t[40];
+
+	text(m, "memory timeline %s (PyTorch %s, %" PRIu64 " %s at %zu "
+	    "times)", source, tl->raw ? "export_memory_timeline_raw" :
+	    "export_memory_timeline", tl->events, tl->raw ? "events" :
+	    "points", tl->npt);
+	text(m, "  peak          %s at %s", human(b1, sizeof b1, p->total),
+	    msec(t, sizeof t, p->ts_ns));
+	text(m, "  final         %s at %s", human(b1, sizeof b1, f->total),
+	    msec(t, sizeof t, f->ts_ns));
+	text(m, "  %-16s %12s %12s  %-14s %12s", "category", "at peak",
+	    "peak", "peak at", "final");
+	for (int c = 0; c < ND_MEMTL_NCAT; c++)
+		text(m, "  %-16s %12s %12s  %-14s %12s", nd_memtl_category[c],
+		    human(b1, sizeof b1, p->bytes[c]), human(b2, sizeof b2,
+		    tl->pt[cpk[c]].bytes[c]), msec(t, sizeof t,
+		    tl->pt[cpk[c]].ts_ns), human(b3, sizeof b3, f->bytes[c]));
+}
+
+static void
+tl_records(nd_mem *m, const char *source, const nd_memtl *tl, size_t pk,
+    const size_t cpk[ND_MEMTL_NCAT])
+{
+	const nd_memtl_point *p = &tl->pt[pk], *f = &tl->pt[tl->npt - 1];
+	nd_jw w;
+
+	begin(m, &w, "mem_peak");
+	nd_jw_kcstr(&w, "source", source);
+	nd_jw_kint(&w, "ts_ns", p->ts_ns);
+	nd_jw_kint(&w, "allocated_bytes", p->total);
+	nd_jw_key(&w, "categories");
+	nd_jw_obj(&w);
+	for (int c = 0; c < ND_MEMTL_NCAT; c++)
+		nd_jw_kint(&w, nd_memtl_category[c], p->bytes[c]);
+	nd_jw_obj_end(&w);
+	nd_jw_kint(&w, "samples", (int64_t)tl->npt);
+	nd_jw_kint(&w, "events", (int64_t)tl->events);
+	nd_jw_kint(&w, "first_ts_ns", tl->pt[0].ts_ns);
+	nd_jw_kint(&w, "last_ts_ns", f->ts_ns);
+	nd_jw_kint(&w, "final_allocated_bytes", f->total);
+	end(m, &w);
+	for (int c = 0; c < ND_MEMTL_NCAT; c++) {
+		begin(m, &w, "mem_category");
+		nd_jw_kcstr(&w, "source", source);
+		nd_jw_kcstr(&w, "category", nd_memtl_category[c]);
+		nd_jw_kint(&w, "peak_bytes", tl->pt[cpk[c]].bytes[c]);
+		nd_jw_kint(&w, "ts_ns", tl->pt[cpk[c]].ts_ns);
+		nd_jw_kint(&w, "at_peak_bytes", p->bytes[c]);
+		nd_jw_kint(&w, "final_bytes", f->bytes[c]);
+		end(m, &w);
+	}
+}
+
+void
+nd_mem_timeline(nd_mem *m, const char *source, const nd_memtl *tl)
+{
+	size_t pk, cpk[ND_MEMTL_NCAT];
+
+	if (tl->npt == 0) {
+		nd_jw w;
+
+		if (m->o.table) {
+			text(m, "memory timeline %s: no events", source);
+			return;
+		}
+		begin(m, &w, "mem_none");
+		nd_jw_kcstr(&w, "source", source);
+		nd_jw_kcstr(&w, "reason", "an empty memory timeline");
+		nd_jw_kint(&w, "records", 0);
+		end(m, &w);
+		return;
+	}
+	pk = tl_peaks(tl, cpk);
+	if (m->o.table) {
+		tl_table(m, source, tl, pk, cpk);
+		return;
+	}
+	if (m->o.timeline) {
+		nd_meta_write(m->out, source, "torch_memory_timeline",
+		    tl->origin_ns, NULL, 0, 0);
+		if (m->commit != NULL)
+			m->commit(m->ctx);
+		for (size_t i = 0; i < tl->npt; i++)
+			tl_counter(m, &tl->pt[i]);
+	}
+	tl_records(m, source, tl, pk, cpk);
+}

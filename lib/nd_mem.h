@@ -40,6 +40,7 @@
 
 #include "nd_buf.h"
 #include "nd_event.h"
+#include "nd_memtl.h"
 #include "nd_pickle.h"
 #include "nd_stream.h"
 
@@ -77,6 +78,10 @@ int nd_mem_disordered(const nd_mem *m);
  * 0 when written; -1 with msg filled when the value is not a snapshot. */
 int nd_mem_snapshot(nd_mem *m, const char *source, const nd_pkv *root,
     char *msg, size_t msgsz);
+
+/* A PyTorch memory timeline export (nd_memtl) from `source`: its peak and
+ * the peak of each category (with --timeline, first its counters). */
+void nd_mem_timeline(nd_mem *m, const char *source, const nd_memtl *tl);
 
 /* After every input: the mem_top rows (and the table's last section). */
 void nd_mem_finish(nd_mem *m);

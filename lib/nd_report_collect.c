@@ -725,6 +725,10 @@ add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
 	nd_span_role_of(ev, r->o.re, &role);
 	nd_steps_add(r->st_src, ev, &role);
 	nd_steps_add(r->st_dev, ev, &role);
+	/* the leaf row (nd_scan) wants these ids: asked first, they spare
+	 * nd_gaps its copies of the strings */
+	(void)nd_event_sid(ev, ND_SID_NAME);
+	(void)nd_event_sid(ev, ND_SID_SCOPE);
 	/* out of order: the input is read again (nd_report_end) */
 	if (!r->gaps_late && nd_gaps_add(r->gaps, ev, &role) != 0)
 		r->gaps_late = 1;

@@ -355,6 +355,7 @@ struct dev {
 	char *key;
 	size_t keylen;
 	int is_device;		/* key from the `device` field */
+	uint32_t sid;		/* nd_event_sid of key in dsid, or ND_SID_NONE */
 	uint64_t nops;		/* device ops seen */
 	int64_t op_lo, op_hi;	/* first device op start, last end */
 	char *model;		/* from the meta record, or NULL */
@@ -393,6 +394,8 @@ struct nd_steps {
 	struct dev *devs;
 	size_t ndevs, capdevs;
 	int dcache[DEV_CACHE];	/* key hash -> device index + 1 */
+	uint32_t *dsid;		/* nd_event_sid of `device` -> index + 1 */
+	size_t capdsid;
 	nd_spool *sp;		/* the logs' records */
 	size_t chunk;		/* records per log chunk */
 	struct tl *tls;
@@ -464,6 +467,8 @@ free_source(nd_steps *s)
 	for (size_t i = 0; i < s->ndevs; i++) {
 		struct dev *d = &s->devs[i];
 
+		if (d->sid != ND_SID_NONE)
+			s->dsid[d->sid] = 0;
 		free(d->key);
 		free(d->model);
 		for (int k = 0; k < 3; k++)
@@ -515,6 +520,7 @@ nd_steps_free(nd_steps *s)
 	nd_intern_free(s->tlkeys);
 	free(s->tls);
 	free(s->devs);
+	free(s->dsid);
 	free(s->mk);
 	free(s->mods);
 	free(s->cands);
@@ -538,6 +544,9 @@ nd_steps_meta(nd_steps *s, const nd_event *meta)
 	nd_devnames_meta(s->dn, meta);
 }
 
+/* The device index of a span: by the id of its `device` (one load, the id
+ * shared with the program's other analyses) when it has one, else by its
+ * key's bytes. */
 static int
 dev_of(nd_steps *s, const nd_event *ev)
 {
@@ -545,18 +554,24 @@ dev_of(nd_steps *s, const nd_event *ev)
 	size_t n;
 	uint32_t id, slot;
 	struct dev *d;
+	uint32_t sid = ev->device.p != NULL ?
+	    nd_event_sid(ev, ND_SID_DEVICE) : ND_SID_NONE;
 
+	if (sid < s->capdsid && s->dsid[sid] != 0)
+		return (int)s->dsid[sid] - 1;
 	nd_span_device_ref(ev, &s->kb, &k, &n);
 	slot = (uint32_t)nd_hash_bytes(k, n) & (DEV_CACHE - 1);
 	if (s->dcache[slot] > 0) {
 		d = &s->devs[s->dcache[slot] - 1];
-		if (d->keylen == n && memcmp(d->key, k, n) == 0)
-			return s->dcache[slot] - 1;
+		if (d->keylen == n && memcmp(d->key, k, n) == 0) {
+			id = (uint32_t)s->dcache[slot] - 1;
+			goto found;
+		}
 	}
 	id = nd_intern_id(s->devkeys, k, n);
 	s->dcache[slot] = (int)id + 1;
 	if (id < s->ndevs)
-		return (int)id;
+		goto found;
 	if (s->ndevs == s->capdevs)
 		nd_grow(&s->devs, &s->capdevs, s->ndevs + 1, sizeof *s->devs);
 	d = &s->devs[s->ndevs++];
@@ -564,6 +579,21 @@ dev_of(nd_steps *s, const nd_event *ev)
 	d->key = nd_xstrndup(k, n);
 	d->keylen = n;
 	d->is_device = ev->device.p != NULL;
+	d->sid = ND_SID_NONE;
+found:
+	if (sid != ND_SID_NONE) {
+		/* the key is the device string: one id per device */
+		if (sid >= s->capdsid) {
+			size_t old = s->capdsid;
+
+			nd_grow(&s->dsid, &s->capdsid, (size_t)sid + 1,
+			    sizeof *s->dsid);
+			memset(s->dsid + old, 0,
+			    (s->capdsid - old) * sizeof *s->dsid);
+		}
+		s->dsid[sid] = id + 1;
+		s->devs[id].sid = sid;
+	}
 	return (int)id;
 }
 

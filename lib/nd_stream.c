@@ -14,7 +14,9 @@ struct nd_stream {
 	nd_buf scratch;
 	int64_t src;		/* current source index, -1 before any */
 	int fresh;		/* current source has no record yet */
-	nd_source_info *info;
+	/* one allocation each: a record's source stays where it is while
+	 * later sources are added (nd_stream_next_kept) */
+	nd_source_info **info;
 	size_t ninfo, capinfo;
 	const char *hint_what, *hint_why;	/* nd_stream_set_hint */
 	uint64_t line_at;	/* nd_stream_set_lineno */
@@ -48,8 +50,7 @@ new_source(nd_stream *st, const char *file)
 	st->src++;
 	st->fresh = 1;
 	nd_grow(&st->info, &st->capinfo, (size_t)st->src + 1, sizeof *st->info);
-	si = &st->info[st->src];
-	memset(si, 0, sizeof *si);
+	si = st->info[st->src] = nd_xcalloc(1, sizeof *si);
 	si->path = nd_xstrdup(file);
 	st->ninfo = (size_t)st->src + 1;
 }
@@ -57,7 +58,7 @@ new_source(nd_stream *st, const char *file)
 static void
 take_meta(nd_stream *st, const nd_event *ev)
 {
-	nd_source_info *si = &st->info[st->src];
+	nd_source_info *si = st->info[st->src];
 	const nd_jval *f;
 
 	si->has_meta = 1;
@@ -105,6 +106,13 @@ spool_stdin(nd_stream *st)
 int
 nd_stream_next(nd_stream *st, nd_event *ev)
 {
+	return nd_stream_next_kept(st, ev, &st->scratch, NULL, NULL);
+}
+
+int
+nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
+    char *(*keep)(void *ctx, const char *line, size_t len), void *ctx)
+{
 	for (;;) {
 		char *line;
 		size_t len;
@@ -142,7 +150,9 @@ nd_stream_next(nd_stream *st, nd_event *ev)
 			nd_die(ND_EXIT_ERROR, "%s:%llu: empty line",
 			    nd_in_name(st->in),
 			    (unsigned long long)nd_lines_lineno(st->lr));
-		bad = nd_event_decode(ev, line, len, &st->scratch, &err) != 0;
+		if (keep != NULL)
+			line = keep(ctx, line, len);
+		bad = nd_event_decode(ev, line, len, scratch, &err) != 0;
 		if (bad)
 			nd_lines_foreign(st->lr);
 		if (bad && st->hint_what != NULL)
@@ -173,7 +183,7 @@ nd_stream_meta(const nd_stream *st, uint32_t source)
 {
 	if (source >= st->ninfo)
 		return NULL;
-	return &st->info[source];
+	return st->info[source];
 }
 
 uint32_t
@@ -219,9 +229,10 @@ nd_stream_close(nd_stream *st)
 	nd_lines_close(st->lr);
 	nd_in_close(st->in);
 	for (size_t i = 0; i < st->ninfo; i++) {
-		free(st->info[i].host);
-		free(st->info[i].path);
-		free(st->info[i].format);
+		free(st->info[i]->host);
+		free(st->info[i]->path);
+		free(st->info[i]->format);
+		free(st->info[i]);
 	}
 	free(st->info);
 	nd_buf_free(&st->scratch);

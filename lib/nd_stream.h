@@ -32,6 +32,13 @@ typedef struct nd_source_info {
 nd_stream *nd_stream_open(char **paths, int n);
 /* 1 with the next record in ev, 0 at the end of all inputs. */
 int nd_stream_next(nd_stream *st, nd_event *ev);
+/* For a reader that holds many records at once (nd_drive_mt): the same,
+ * but the line is first copied by keep(ctx, line, len), which returns the
+ * copy (NUL-terminated, len + 1 bytes) to decode, and the decoded strings
+ * go to scratch: the record stays valid while the copy and scratch do.  A
+ * source's nd_stream_meta stays at its address until nd_stream_close. */
+int nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
+    char *(*keep)(void *ctx, const char *line, size_t len), void *ctx);
 const nd_source_info *nd_stream_meta(const nd_stream *st, uint32_t source);
 uint32_t nd_stream_nsources(const nd_stream *st);
 const char *nd_stream_file(const nd_stream *st);

@@ -12,6 +12,7 @@
 
 const char *nd_progname = "ndtrace";
 void (*nd_die_hook)(int code);
+_Thread_local void (*nd_die_defer)(int code, const char *msg);
 
 /* Set once an error has been reported: the exit-time check of stdout then
  * adds no second message. */
@@ -92,8 +93,9 @@ nd_init(const char *argv0)
 	nd_out_install_cleanup();
 }
 
+/* defer_code: nd_die's exit code, -1 for a warning. */
 static void
-vmsg(const char *fmt, va_list ap, const char *suffix)
+vmsg(const char *fmt, va_list ap, const char *suffix, int defer_code)
 {
 	char line[4096];
 	int n;
@@ -106,6 +108,8 @@ vmsg(const char *fmt, va_list ap, const char *suffix)
 	n = (int)strlen(line);
 	if (suffix != NULL)
 		snprintf(line + n, sizeof line - (size_t)n, ": %s", suffix);
+	if (defer_code >= 0 && nd_die_defer != NULL)
+		nd_die_defer(defer_code, line + strlen(nd_progname) + 2);
 	fflush(stdout);
 	fprintf(stderr, "%s\n", line);
 }
@@ -116,7 +120,7 @@ nd_die(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg(fmt, ap, NULL);
+	vmsg(fmt, ap, NULL, code);
 	va_end(ap);
 	if (nd_die_hook != NULL)
 		nd_die_hook(code);
@@ -131,7 +135,7 @@ nd_die_errno(int code, const char *fmt, ...)
 	const char *e = strerror(errno);
 
 	va_start(ap, fmt);
-	vmsg(fmt, ap, e);
+	vmsg(fmt, ap, e, code);
 	va_end(ap);
 	if (nd_die_hook != NULL)
 		nd_die_hook(code);
@@ -145,7 +149,7 @@ nd_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmsg(fmt, ap, NULL);
+	vmsg(fmt, ap, NULL, -1);
 	va_end(ap);
 }
 

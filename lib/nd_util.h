@@ -51,6 +51,11 @@ void nd_stdout_flush(void);
 /* Called by nd_die before exiting when set: the fuzz harnesses longjmp out
  * of it so that an input error is an outcome, not the end of the process. */
 extern void (*nd_die_hook)(int code);
+/* Set on a helper thread (nd_drive_mt's decoder), whose errors must reach
+ * stderr in input order from the main thread: nd_die and nd_die_errno hand
+ * it the message (without "prog: ") instead of printing it and exiting.
+ * It must not return. */
+extern _Thread_local void (*nd_die_defer)(int code, const char *msg);
 
 /* "prog: message\n" on stderr, then exit(code).  Runs atexit cleanups. */
 _Noreturn void nd_die(int code, const char *fmt, ...) ND_PRINTF(2, 3);

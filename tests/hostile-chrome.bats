@@ -232,14 +232,14 @@ print("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"w\",\"pid\":1,\"tid\":1,\"ts\"
 	assert_output '[2,true]'
 }
 
-@test "item 7: a directory: say what to give instead, before anything is written" {
+@test "item 7: a directory without traces: say so, before anything is written" {
 	gen ordered 3 > "$T/a.json"
 	mkdir -p "$T/run1"
 	run bash -c "chrome2ndjson '$T/a.json' '$T/run1' > '$T/out'"
 	assert_failure 2
-	assert_output "chrome2ndjson: $T/run1: is a directory: give the trace files in it (e.g. $T/run1/*.pt.trace.json.gz)"
+	assert_output "chrome2ndjson: $T/run1: no *.json[.gz] trace files in it, nor in runs under it or under its plugins/profile"
 	[ ! -s "$T/out" ] || fail "output written"
 	run chrome2ndjson "$T/run1/"
 	assert_failure 2
-	assert_output "chrome2ndjson: $T/run1/: is a directory: give the trace files in it (e.g. $T/run1/*.pt.trace.json.gz)"
+	assert_output "chrome2ndjson: $T/run1/: no *.json[.gz] trace files in it, nor in runs under it or under its plugins/profile"
 }

@@ -18,6 +18,10 @@ def kind(r):
         if c == "gpu_user_annotation":
             return "annot"
     p = r.get("process")
+    if p in ("Ascend Hardware", "Communication"):
+        return "device"
+    if p in ("Overlap Analysis", "AI Core Freq"):
+        return "annot"
     if isinstance(p, str) and p.startswith("/device:"):
         return "annot" if r.get("thread") in ANNOT_LINES else "device"
     return "host"

@@ -1,0 +1,274 @@
+/*
+ * nd_rundir: files, run directories and log directories (nd_rundir.h).
+ */
+#include "nd_rundir.h"
+#include "nd_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void
+nd_strv_add(nd_strv *sv, char *s)
+{
+	nd_grow(&sv->v, &sv->cap, sv->n + 1, sizeof *sv->v);
+	sv->v[sv->n++] = s;
+}
+
+void
+nd_strv_free(nd_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	memset(sv, 0, sizeof *sv);
+}
+
+void
+nd_rundir_list(const nd_strv *files)
+{
+	for (size_t i = 0; i < files->n; i++)
+		printf("%s\n", files->v[i]);
+	nd_stdout_flush();
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *
+join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	char *p = nd_xmalloc(n + strlen(name) + 2);
+
+	sprintf(p, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/", name);
+	return p;
+}
+
+static int
+is_dir(const char *p)
+{
+	struct stat sb;
+
+	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* The matching regular files directly in dir, sorted. */
+static void
+list_files(const char *dir, nd_rundir_match match, nd_strv *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t first = out->n;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char *p;
+		struct stat sb;
+
+		if (!match(e->d_name))
+			continue;
+		p = join(dir, e->d_name);
+		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+			nd_strv_add(out, p);
+		else
+			free(p);
+	}
+	closedir(d);
+	if (out->n - first > 1)
+		qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
+}
+
+/* The subdirectories of dir that hold matching files (runs), sorted. */
+static void
+list_runs(const char *dir, nd_rundir_match match, nd_strv *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		nd_strv f = { 0 };
+		char *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		p = join(dir, e->d_name);
+		if (is_dir(p)) {
+			list_files(p, match, &f);
+			if (f.n > 0)
+				nd_strv_add(out, nd_xstrdup(e->d_name));
+			nd_strv_free(&f);
+		}
+		free(p);
+	}
+	closedir(d);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof *out->v, cmp_str);
+}
+
+/* The message for a --run that names no run, in msg. */
+static void
+no_run(char *msg, size_t sz, const char *pdir, const char *run,
+    const nd_strv *runs)
+{
+	char l[2048];
+	size_t k = 0;
+
+	l[0] = '\0';
+	for (size_t i = 0; i < runs->n && k < sizeof l; i++)
+		k += (size_t)snprintf(l + k, sizeof l - k, "%s%s",
+		    i ? ", " : "", runs->v[i]);
+	snprintf(msg, sz, "%s: no run '%s' (runs: %s)", pdir, run, l);
+}
+
+void
+nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
+    const char *what, nd_strv *files, int *used_run)
+{
+	static const char *const sub[] = { "plugins/profile", "profile", "" };
+	nd_strv runs = { 0 };
+	char *pdir = NULL, *rd;
+	size_t before = files->n;
+
+	if (strcmp(path, "-") == 0 || !is_dir(path)) {
+		nd_strv_add(files, nd_xstrdup(path));
+		return;
+	}
+	if (run == NULL) {
+		list_files(path, match, files);
+		if (files->n > before)
+			return;		/* a run directory */
+	}
+	for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+		char *c = sub[i][0] ? join(path, sub[i]) : nd_xstrdup(path);
+
+		if (is_dir(c)) {
+			list_runs(c, match, &runs);
+			if (runs.n > 0) {
+				pdir = c;
+				break;
+			}
+		}
+		free(c);
+	}
+	if (pdir == NULL)
+		nd_die(ND_EXIT_ERROR, "%s: no %s files in it, nor in "
+		    "runs under it or under its plugins/profile", path, what);
+	if (run != NULL)
+		*used_run = 1;
+	rd = join(pdir, run != NULL ? run : runs.v[runs.n - 1]);
+	list_files(rd, match, files);
+	free(rd);
+	if (files->n == before) {
+		char msg[4096];
+
+		/* freed first: a die leaves nothing behind to leak checkers */
+		no_run(msg, sizeof msg, pdir, run, &runs);
+		free(pdir);
+		nd_strv_free(&runs);
+		nd_strv_free(files);
+		nd_die(ND_EXIT_ERROR, "%s", msg);
+	}
+	free(pdir);
+	nd_strv_free(&runs);
+}
+
+/* ---------- captures: WORKER.TIME.pt.trace.json[.gz] ---------- */
+
+struct capture {
+	const char *path;
+	size_t wlen;		/* path[0..wlen): directory and worker */
+	const char *ts;		/* TIME, digits */
+	size_t tslen;
+	size_t idx;
+};
+
+/* 1 when path names a capture; its worker and time. */
+static int
+capture_split(const char *path, struct capture *c)
+{
+	static const char sfx[] = ".pt.trace.json";
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(path), b, e;
+
+	base = base != NULL ? base + 1 : path;
+	b = (size_t)(base - path);
+	if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
+		n -= 3;
+	if (n < b + sizeof sfx - 1 ||
+	    strncmp(path + n - (sizeof sfx - 1), sfx, sizeof sfx - 1) != 0)
+		return 0;
+	e = n - (sizeof sfx - 1);
+	n = e;
+	while (n > b && path[n - 1] >= '0' && path[n - 1] <= '9')
+		n--;
+	if (n == e || n < b + 2 || path[n - 1] != '.')
+		return 0;
+	c->path = path;
+	c->wlen = n - 1;
+	c->ts = path + n;
+	c->tslen = e - n;
+	return 1;
+}
+
+/* By worker, then newest first (a longer TIME is a finer unit, so later). */
+static int
+cmp_capture(const void *a, const void *b)
+{
+	const struct capture *x = a, *y = b;
+	size_t m = x->wlen < y->wlen ? x->wlen : y->wlen;
+	int r = memcmp(x->path, y->path, m);
+
+	if (r != 0)
+		return r;
+	if (x->wlen != y->wlen)
+		return x->wlen < y->wlen ? -1 : 1;
+	if (x->tslen != y->tslen)
+		return x->tslen > y->tslen ? -1 : 1;
+	r = memcmp(y->ts, x->ts, x->tslen);
+	if (r != 0)
+		return r;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+void
+nd_rundir_newest(nd_strv *files, size_t from)
+{
+	size_t n = files->n - from, k = 0, w = from;
+	struct capture *c;
+	unsigned char *drop;
+
+	if (n < 2)
+		return;
+	c = nd_xmalloc(n * sizeof *c);
+	drop = calloc(n, 1);
+	if (drop == NULL)
+		nd_die(ND_EXIT_ERROR, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (capture_split(files->v[from + i], &c[k])) {
+			c[k].idx = i;
+			k++;
+		}
+	qsort(c, k, sizeof *c, cmp_capture);
+	for (size_t i = 1; i < k; i++)
+		if (c[i].wlen == c[i - 1].wlen &&
+		    memcmp(c[i].path, c[i - 1].path, c[i].wlen) == 0)
+			drop[c[i].idx] = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (drop[i])
+			free(files->v[from + i]);
+		else
+			files->v[w++] = files->v[from + i];
+	}
+	files->n = w;
+	free(drop);
+	free(c);
+}

@@ -1,0 +1,44 @@
+/*
+ * nd_rundir: the files a path argument stands for, when profilers write
+ * one file per host or worker into directories (xplane2ndjson(1),
+ * chrome2ndjson(1)).
+ *
+ * A path that is not a directory (or "-") stands for itself.  A directory
+ * that holds matching files is a run directory: all of them, in name order.
+ * Otherwise the runs are the subdirectories that hold matching files, looked
+ * for in DIR/plugins/profile, DIR/profile, then DIR (a TensorBoard log
+ * directory, its plugins/profile, or a directory of runs): the run whose
+ * name sorts last (TensorBoard names runs by date), or the one `run` names,
+ * which also looks past matching files directly in DIR.
+ */
+#ifndef ND_RUNDIR_H
+#define ND_RUNDIR_H
+
+#include <stddef.h>
+
+typedef struct nd_strv {
+	char **v;
+	size_t n, cap;
+} nd_strv;
+
+void nd_strv_add(nd_strv *sv, char *s);		/* takes s */
+void nd_strv_free(nd_strv *sv);
+
+/* --list: the files, one a line, on standard output (flushed). */
+void nd_rundir_list(const nd_strv *files);
+
+typedef int (*nd_rundir_match)(const char *name);
+
+/* Appends the files path stands for to files.  what names the files in
+ * the error when a directory has none ("*.xplane.pb").  *used_run is set
+ * when run was looked up. */
+void nd_rundir_resolve(const char *path, const char *run,
+    nd_rundir_match match, const char *what, nd_strv *files, int *used_run);
+
+/* PyTorch's tensorboard_trace_handler names each capture
+ * WORKER.TIME.pt.trace.json[.gz] (TIME in ms or ns since the epoch): keeps,
+ * of the files from index `from` on, only the newest capture of each
+ * worker of each directory; other names are kept.  Name order stays. */
+void nd_rundir_newest(nd_strv *files, size_t from);
+
+#endif
