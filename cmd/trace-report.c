@@ -281,7 +281,7 @@ main(int argc, char **argv)
 		 * reading) */
 		memset(&dopts, 0, sizeof dopts);
 		dopts.once = a.ro.unordered;
-		dopts.threads = 1;	/* CPU-bound: decode beside the analysis */
+		dopts.threads = 1;	/* NDTRACE_THREADS=2 may decode beside it */
 		dcb.ctx = r;
 		nd_drive(argv, argc, &dopts, &dcb, &dres);
 	}

@@ -372,7 +372,7 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 	sco.type = "span";
 	r.scan = nd_scan_new(&sco, &scb);
 	memset(&dop, 0, sizeof dop);
-	dop.threads = 1;	/* CPU-bound: decode beside the analysis */
+	dop.threads = 1;	/* NDTRACE_THREADS=2 may decode beside it */
 	paths[0] = (char *)path;
 	nd_drive(paths, 1, &dop, &dcb, &dres);
 	nd_by_check(r.byk, "--by");

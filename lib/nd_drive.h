@@ -20,9 +20,8 @@
  * is read once.  With the environment variable ND_DRIVE_STATS set, the
  * number of readings and the bytes spooled go to stderr ("PROG: N
  * passes, B bytes of stdin spooled"), for tests and measurements.
- * opts.threads lets nd_drive_mt decide (NDTRACE_THREADS, CPUs, input
- * size) to decode on a second thread: the same records, answer and
- * errors.
+ * opts.threads lets NDTRACE_THREADS=2 decode on a second thread
+ * (nd_drive_mt): the same records, answer and errors.
  */
 #ifndef ND_DRIVE_H
 #define ND_DRIVE_H

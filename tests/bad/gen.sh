@@ -107,7 +107,8 @@ ev "{$X,\"ts\":-Infinity,\"dur\":1}" > c-ts-neginf.json
 ev "{$X,\"ts\":1,\"dur\":-5}" > c-dur-negative.json
 ev "{$X,\"ts\":1,\"dur\":1e30}" > c-dur-1e30.json
 ev "{$X,\"ts\":1,\"dur\":18446744073709551616}" > c-dur-2e64.json
-ev "{$X,\"ts\":1,\"dur\":\"5\"}" > c-dur-string.json
+ev "{$X,\"ts\":1,\"dur\":\"5 us\"}" > c-dur-string.json
+ev "{$X,\"ts\":1,\"dur\":\"5.0625\"}" > c-dur-numstring.json
 ev "{$X,\"ts\":-1000,\"dur\":1}" > c-ts-negative.json
 for kv in str:'"p"' float:1.5 neg:-3 true:true false:false null:null \
     obj:'{}' arr:'[]' big:1e30 empty:'""' numstr:'"12"'; do
