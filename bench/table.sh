@@ -265,7 +265,7 @@ size() {
 	if [ "$n" -le 1000000 ] || [ "$BASE5" = 1 ]; then
 		baselines "$sec" || fail "$sec: a baseline failed"
 	else
-		JQS=skip PYS=skip JQK=skip PYK=skip PYX=skip
+		JQS=skip PYS=skip JQK=skip PYK=skip PYX=skip JQKC=skip
 		note "$sec: jq and python3 baselines skipped (minutes each; BENCH_BASELINE_5M=1 runs them)"
 	fi
 	say "$sec: ndtrace, best of $REPEAT"
