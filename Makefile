@@ -132,6 +132,18 @@ check-fanout: all
 	@bash tests/fanout-stress.sh $(CURDIR)/$(BUILD)/bin \
 	    $${ND_FIXTURES:-$(CURDIR)/tests/fixtures} $(FANOUT_RUNS)
 
+# trace-pipeline's fixtures, tests/fixtures/pipeline/: a real pipeline job
+# (Debian's python3-torch, gloo, one process a stage) profiled on every
+# rank.  Not part of check: the timings differ on every run, so afterwards
+# update tests/fixtures/SHA256SUMS (the orders in the manifests stay).
+PIPE_GEN = /usr/bin/python3 tests/tools/gen_pipeline.py --out tests/fixtures/pipeline
+.PHONY: pipeline-fixtures
+pipeline-fixtures:
+	$(PIPE_GEN) --schedule 1f1b --stages 2 --microbatches 4
+	$(PIPE_GEN) --schedule 1f1b --stages 4 --microbatches 8
+	$(PIPE_GEN) --schedule gpipe --stages 4 --microbatches 4
+	$(PIPE_GEN) --schedule 1f1b --stages 4 --microbatches 8 --slow-stage 2 --slow-factor 3
+
 lint-man:
 	@for m in man/*.[17]; do \
 	    out=$$(mandoc -Tlint -Wwarning "$$m" 2>&1); \

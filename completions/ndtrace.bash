@@ -10,6 +10,7 @@ _ndtrace() {
 	trace-diff) opts="--allow-same --by --drop-last --fail-on --help --history --label --last --output --step-regex --table --top --trend --version --warmup --warn-on --warn-on" ;;
 	trace-gaps) opts="--help --host-context --kernel-wait --level --merge --min --output --partial --step-regex --totals --unordered --version --within-steps" ;;
 	trace-mem) opts="--dump --frames --help --output --snapshot --sort --table --timeline --top --version" ;;
+	trace-pipeline) opts="--backward --forward --help --merge --output --p2p --partial --step --svg --table --version --wgrad" ;;
 	trace-regions) opts="--by-device --depth --folded --help --merge --min-share --ops --output --overrun --partial --prune --timelines --tree --unordered --version" ;;
 	trace-report) opts="--device --drop-last --help --html --json --list-thresholds --merge --output --partial --peak-gbps --peak-tflops --stamp --step-regex --threshold --top --unordered --version --warmup" ;;
 	trace-roofline) opts="--by --csv --device --help --output --peak-gbps --peak-tflops --print-peaks --table --timelines --top --version" ;;
@@ -24,4 +25,4 @@ _ndtrace() {
 		COMPREPLY=($(compgen -f -- "$cur"))
 	fi
 }
-complete -F _ndtrace -o default chrome2ndjson ndjson2chrome trace-check trace-classify trace-context trace-diff trace-gaps trace-mem trace-regions trace-report trace-roofline trace-steps trace-topk xplane2ndjson
+complete -F _ndtrace -o default chrome2ndjson ndjson2chrome trace-check trace-classify trace-context trace-diff trace-gaps trace-mem trace-pipeline trace-regions trace-report trace-roofline trace-steps trace-topk xplane2ndjson

@@ -38,6 +38,16 @@ if [ -x "$BIN/trace-gaps" ]; then
 	echo "== trace-gaps --level device | trace-topk --by payload -k 5 --table"
 	trace-gaps --level device "$out/demo.ndjson" | trace-topk --by payload -k 5 --table
 fi
+if [ -x "$BIN/trace-pipeline" ]; then
+	# real torch traces (tests/fixtures/pipeline): 4 stages, 1F1B, stage 2 slow
+	echo "== trace-pipeline --table (a 4-stage 1F1B pipeline, one trace per rank)"
+	for f in "$here"/../tests/fixtures/pipeline/1f1b_p4_m8_slow2_rank*.pt.trace.json.gz; do
+		chrome2ndjson "$f"
+	done > "$out/pipeline.ndjson"
+	trace-pipeline --table "$out/pipeline.ndjson"
+	trace-pipeline --svg -o "$out/pipeline.svg" "$out/pipeline.ndjson"
+	echo "   chart: $out/pipeline.svg"
+fi
 if [ -x "$BIN/trace-report" ]; then
 	trace-report -o "$out/report.md" "$out/demo.ndjson"
 	trace-report --html -o "$out/report.html" "$out/demo.ndjson"

@@ -76,6 +76,14 @@ nd_rep_init(nd_report *r, int again)
 		r->roofby = nd_by_parse("name", NULL, 0, &bad);
 		r->roof = nd_roof_new(&ro, r->roofby);
 	}
+	{
+		nd_pipe_opts po;
+		char err[256];
+
+		memset(&po, 0, sizeof po);	/* the default rules */
+		if ((r->pipe = nd_pipe_new(&po, err, sizeof err)) == NULL)
+			nd_die(ND_EXIT_ERROR, "%s", err);
+	}
 }
 
 int
@@ -227,6 +235,7 @@ nd_rep_fini(nd_report *r)
 		free(r->diff[i]);
 	free(r->diff);
 	nd_rep_strip_free(r);
+	nd_pipe_free(r->pipe);
 	nd_intern_free(r->names);
 }
 

@@ -735,10 +735,11 @@ add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
 	if ((role.role == ND_ROLE_DEVICE || role.role == ND_ROLE_HOST) &&
 	    r->o.html)
 		strip_add(r, ev, &role);
-	if (role.role != ND_ROLE_DEVICE && role.role != ND_ROLE_MARKER)
+	if (role.role != ND_ROLE_DEVICE && role.marker == ND_SM_NONE)
 		nd_rep_find_span(r, ev);
 	(void)nd_scan_feed(r->scan, ev, NULL);
 	nd_launch_add(r->launch, ev);
+	nd_pipe_add_span(r->pipe, ev, &role);
 }
 
 void
@@ -769,6 +770,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		nd_steps_meta(r->st_src, ev);
 		nd_steps_meta(r->st_dev, ev);
 		nd_devnames_meta(r->dn, ev);
+		nd_pipe_add(r->pipe, ev);
 		nd_mem_record(r->mem, ev, si);
 		nd_roof_record(r->roof, ev, si);
 		return;

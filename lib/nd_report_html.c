@@ -971,6 +971,8 @@ h_chart(nd_report *r, nd_buf *b, const struct hhead *sec,
 		nd_rep_svg_strip(r, b);
 	else if (sec == head_of(h, nh, "Regions"))
 		svg_regions(r, b);
+	else if (sec == head_of(h, nh, "Pipeline"))
+		nd_rep_pipe_svg(r, b);
 }
 
 static const char h_style[] = "<style>\n"

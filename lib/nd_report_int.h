@@ -11,6 +11,7 @@
  *   nd_report_html.c      HTML: the Markdown converted, a summary, a table
  *                         of contents, plus SVG charts
  *   nd_report_strip.c     HTML: the timeline strip
+ *   nd_report_pipe.c      the Pipeline section (nd_pipe), every format
  */
 #ifndef ND_REPORT_INT_H
 #define ND_REPORT_INT_H
@@ -26,6 +27,7 @@
 #include "nd_mem.h"
 #include "nd_nest.h"
 #include "nd_peak.h"
+#include "nd_pipe.h"
 #include "nd_regions.h"
 #include "nd_scan.h"
 #include "nd_roofline.h"
@@ -278,6 +280,11 @@ struct nd_report {
 	double val[R_NRULES];
 	int has_val[R_NRULES];
 	struct strip *strip;	/* the timeline strip (HTML) */
+	/* the pipeline schedule (nd_pipe, default rules); after finish the
+	 * step the Pipeline section shows, or NULL: not a pipeline job */
+	nd_pipe *pipe;
+	const nd_pipe_step *pipe_st;
+	size_t pipe_nsteps;	/* steps of a pipeline schedule */
 };
 /*
  * The timeline strip of the representative step (HTML, section 6).
@@ -427,6 +434,15 @@ int64_t nd_rep_tick(int64_t max, int n);
 void nd_rep_axis_dur(nd_buf *b, int64_t t, int64_t tick, int64_t max);
 size_t nd_rep_lab_fit(struct nd_rep_lab *v, size_t n, double lo, double hi,
     size_t max);
+
+/* nd_report_pipe.c: the Pipeline section */
+void nd_rep_pipe_model(nd_report *r);
+void nd_rep_pipe_md(nd_report *r, nd_buf *b);
+void nd_rep_pipe_json(nd_report *r, nd_jw *w);
+void nd_rep_pipe_svg(nd_report *r, nd_buf *b);
+void nd_rep_pipe_partial(nd_report *r, uint32_t sources, nd_pipe_line_fn *fn,
+    void *ctx);
+int nd_rep_pipe_record(nd_report *r, const nd_event *ev, nd_stream *st);
 
 /* nd_report_strip.c */
 void nd_rep_svg_strip(nd_report *r, nd_buf *b);

@@ -566,6 +566,7 @@ nd_report_json(nd_report *r, nd_buf *b)
 	j_gaps(r, &w);
 	j_regions(r, &w);
 	j_memory(r, &w);
+	nd_rep_pipe_json(r, &w);
 	j_findings(r, &w);
 	j_thresholds(r, &w);
 	nd_jw_obj_end(&w);

@@ -1128,4 +1128,5 @@ nd_report_markdown(nd_report *r, nd_buf *b)
 	md_regions(r, b);
 	md_memory(r, b);
 	md_findings(r, b);
+	nd_rep_pipe_md(r, b);
 }

@@ -389,6 +389,7 @@ nd_report_finish(nd_report *r)
 	nd_rep_model_gaps(r);
 	r->nroof = nd_roof_finish(r->roof, &r->roofrows, &r->roofsum);
 	nd_rep_model_findings(r);
+	nd_rep_pipe_model(r);
 }
 
 /* The op x region table: exclusive time per (name, scope) of the leaves

@@ -14,6 +14,8 @@
  *   rp_leaf   a row of the exclusive-time leaf table (nd_agg)
  *   rp_mem    a memory peak record of nd_mem, as it wrote it
  *   rp_launch a row of nd_launch; rp_roof a group of nd_roofline
+ *   pipe_partial, then nd_pipe's records (nd_pipe.h): the pipeline
+ *             schedule (nd_report_pipe.c)
  *
  * Names are written as strings and interned again on reading; source and
  * device indexes are relative to the partial and shifted on reading (the
@@ -388,6 +390,17 @@ put_strip(const nd_report *r, struct pw *p)
 	}
 }
 
+/* A line of nd_pipe's partial, as a record of ours. */
+static void
+put_pipe_line(void *ctx, nd_buf *line)
+{
+	struct pw *p = ctx;
+
+	nd_buf_add(p->b, line->p, line->len);
+	nd_buf_addc(p->b, '\n');
+	nd_partial_commit(&p->pw);
+}
+
 void
 nd_report_partial(nd_report *r, nd_out *o, uint32_t sources)
 {
@@ -413,6 +426,8 @@ nd_report_partial(nd_report *r, nd_out *o, uint32_t sources)
 	put_gaps(r, &p);
 	put_tables(r, &p);
 	put_strip(r, &p);
+	nd_rep_pipe_partial(r, sources > r->nsrc ? sources : (uint32_t)r->nsrc,
+	    put_pipe_line, &p);
 	nd_partial_end(&p.pw);
 }
 
@@ -996,6 +1011,8 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		read_header(d);
 		return;
 	}
+	if (nd_rep_pipe_record(r, ev, st))
+		return;
 	for (i = 0; i < sizeof body / sizeof *body; i++)
 		if (nd_str_eq(ev->type_name, body[i]))
 			break;
@@ -1035,11 +1052,20 @@ void
 nd_report_merge(nd_report *r, char **paths, int n)
 {
 	struct rd d;
+	size_t nb = sizeof body / sizeof *body;
+	const char **all = nd_xcalloc(nb + 1 + nd_pipe_partial_ntypes,
+	    sizeof *all);
 
+	/* ours, then the pipeline's */
+	memcpy(all, body, sizeof body);
+	all[nb] = ND_PIPE_PARTIAL;
+	memcpy(all + nb + 1, nd_pipe_partial_types, nd_pipe_partial_ntypes *
+	    sizeof *all);
 	memset(&d, 0, sizeof d);
 	d.r = r;
-	nd_partial_read(paths, n, RP_HEADER, body, sizeof body / sizeof *body,
-	    merge_record, &d);
+	nd_partial_read(paths, n, RP_HEADER, all, nb + 1 +
+	    nd_pipe_partial_ntypes, merge_record, &d);
+	free(all);
 	if (d.nheaders == 0)
 		nd_die(ND_EXIT_ERROR, "--merge: no " RP_HEADER " header in "
 		    "the input");

@@ -114,13 +114,15 @@ const char *nd_ss_name(int step_source);
 int nd_ss_of(const nd_jval *v);
 
 /* Roles of a span. */
-enum { ND_ROLE_NONE = 0, ND_ROLE_DEVICE, ND_ROLE_HOST, ND_ROLE_MARKER };
+/* A step marker has role ND_ROLE_NONE (ND_ROLE_DEVICE when --step-regex
+ * names a device op, which stays device work) and `marker` set. */
+enum { ND_ROLE_NONE = 0, ND_ROLE_DEVICE, ND_ROLE_HOST };
 
 typedef struct nd_span_role {
 	int role;		/* ND_ROLE_* */
 	int kind;		/* nd_event_kind() */
 	int cat;		/* device op: ND_CAT_COMPUTE/COMM/MEMORY */
-	int marker;		/* ND_ROLE_MARKER: ND_SM_* */
+	int marker;		/* a step marker: ND_SM_*, else ND_SM_NONE */
 	int has_num;		/* marker: the step number is known */
 	int64_t num;		/* marker: step number */
 	int comm;		/* host activity of class communication */

@@ -4,12 +4,14 @@
 # exact apt-get line and fail.  Every tool a test uses is here (mandoc,
 # zsh, fish, chromium for the --html rendering test; GNU parallel, sshd,
 # rsync, slurm-wlm and munge for the scale-out recipes of
-# tests/scaleout-*.bats): a test fails, never skips, when its tool is missing.
+# tests/scaleout-*.bats; python3-torch, CPU only, for the pipeline-parallel
+# generator tests/tools/gen_pipeline.py that tests/pipeline-fixtures.bats
+# runs): a test fails, never skips, when its tool is missing.
 set -u
 PKGS="gcc make libc6-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 zlib1g-dev libssl-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
 mandoc groff-base time clang libclang-rt-14-dev valgrind
-zsh fish chromium
+zsh fish chromium python3-torch
 parallel openssh-server openssh-client rsync slurm-wlm munge"
 [ -n "${ND_EXTRA_PKGS:-}" ] && PKGS="$PKGS $ND_EXTRA_PKGS"
 

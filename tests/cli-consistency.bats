@@ -7,7 +7,7 @@ load helpers
 
 # every program that reads the ndtrace stream, with the arguments it needs
 # before the input (trace-context takes a pattern)
-FILTERS="trace-check trace-classify trace-gaps trace-mem trace-regions trace-report trace-roofline trace-steps trace-topk ndjson2chrome"
+FILTERS="trace-check trace-classify trace-gaps trace-mem trace-pipeline trace-regions trace-report trace-roofline trace-steps trace-topk ndjson2chrome"
 
 setup() {
 	T=$BATS_TEST_TMPDIR

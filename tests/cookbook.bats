@@ -25,6 +25,10 @@ setup_file() {
 	gen-xplane --kind tpu --seed 22 --events 7000 -o "$D/after.pb"
 	xplane2ndjson "$D/after.pb" > "$D/after.ndjson"
 	rm -f "$D"/*.pb
+	# a real 4-stage 1F1B pipeline, stage 2 slow (torch 1.13, gloo)
+	for r in 0 1 2 3; do
+		chrome2ndjson "$FIXTURES/pipeline/1f1b_p4_m8_slow2_rank$r.pt.trace.json.gz" > "$D/pipe_rank$r.ndjson"
+	done
 	# real profiles without step markers: XLA-module steps, and none
 	xplane2ndjson "$FIXTURES/xplane/tpu_inference_4core.xplane.pb" > "$D/jax.ndjson"
 	chrome2ndjson "$FIXTURES/chrome/hta_alexnet.json.gz" > "$D/eager.ndjson"
@@ -311,4 +315,34 @@ print(d[(len(d) - 1) // 2])'
 	assert_line --regexp "^  [0-9TZ:-]+ $(date +%F) +pass +[0-9.]+ms +\\$pct\$"
 	run jq -r '[.label, .status] | @tsv' history.ndjson
 	assert_output "$(date +%F)	pass"
+}
+
+@test "cookbook: pipeline bubbles and the slow stage agree with the python3 reference" {
+	PREF="$PY $BATS_TEST_DIRNAME/tools/pipeline_ref.py"
+	$PREF pipe_rank0.ndjson pipe_rank1.ndjson pipe_rank2.ndjson pipe_rank3.ndjson > "$BATS_TEST_TMPDIR/want"
+	block "jq -c 'select(.type == \"pipe_step\") | {schedule"
+	# the block's first line is the table; the jq lines follow
+	[ "$(echo "$output" | grep -c '^{"schedule"')" -eq 2 ]
+	[ "$(echo "$output" | grep '^{"schedule"' | jq -c '[.schedule, .stages, .microbatches, .slow_stage]' | sort -u)" = '["1f1b",4,8,2]' ]
+	[ "$(echo "$output" | grep '^{"schedule"' | jq -c .ideal_bubble_frac | sort -u)" = "$(jq -c 'select(.type == "pipe_step") | .ideal_bubble_frac' "$BATS_TEST_TMPDIR/want" | sort -u)" ]
+	# per stage: bubble within 1 % of the reference, explained 0 only on the slow stage
+	echo "$output" | grep '^{"stage"' > "$BATS_TEST_TMPDIR/got"
+	run $PY -c 'import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]
+want = [r for r in map(json.loads, open(sys.argv[2])) if r["type"] == "pipe_rank"]
+assert len(got) == len(want) == 8, (len(got), len(want))
+for g, w in zip(got, want):
+    assert g["stage"] == w["stage"], (g, w)
+    assert abs(g["bubble_ns"] - w["bubble_ns"]) <= 0.01 * w["bubble_ns"], (g, w)
+    assert (g["explained_frac"] == 0) == (g["stage"] == 2), g
+print("ok")' "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/want"
+	assert_output ok
+	# the table names the slow stage; the chart is an SVG
+	block 'trace-pipeline --table pipe_rank*.ndjson'
+	assert_line --partial 'schedule 1f1b, clock step_marker'
+	assert_line --regexp 'slow stage 2 \(rank 2, '
+	head -c 4 schedule.svg | grep -q '<svg'
+	# one partial per rank, merged: the same table as one run
+	block 'trace-pipeline --merge --table'
+	[ "$output" = "$(trace-pipeline --table pipe_rank0.ndjson pipe_rank1.ndjson pipe_rank2.ndjson pipe_rank3.ndjson)" ]
 }

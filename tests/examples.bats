@@ -31,6 +31,10 @@ setup() {
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_output --partial "report.md"
 	assert_output --partial "report.html"
+	# the pipeline part: the slow stage of the bundled 1F1B traces, and its chart
+	assert_output --partial "schedule 1f1b, clock step_marker"
+	assert_output --regexp "slow stage 2 \(rank 2, "
+	head -c 4 "$BATS_TEST_TMPDIR/demo/pipeline.svg" | grep -q '<svg'
 }
 
 @test "examples/Makefile report: the stream follows PROFILE and its files (issue 18 item 6)" {

@@ -17,6 +17,7 @@ PROGS=(
 	"trace-diff s.nd s2.nd"
 	"trace-gaps s.nd"
 	"trace-mem s.nd"
+	"trace-pipeline p.nd"
 	"trace-regions s.nd"
 	"trace-report s.nd"
 	"trace-roofline s.nd"
@@ -28,7 +29,7 @@ PROGS=(
 )
 
 ALL=(chrome2ndjson ndjson2chrome trace-check trace-classify trace-context
-	trace-diff trace-gaps trace-mem trace-regions trace-report
+	trace-diff trace-gaps trace-mem trace-pipeline trace-regions trace-report
 	trace-roofline trace-steps trace-topk xplane2ndjson)
 
 setup_file() {
@@ -36,6 +37,10 @@ setup_file() {
 	"$ND_BIN/gen-stream" -n 300 -s 1 > "$F/s.nd"
 	"$ND_BIN/gen-stream" -n 300 -s 2 > "$F/s2.nd"
 	"$ND_BIN/gen-kineto" -e 200 -o "$F/k.json"
+	# a pipeline job's two ranks (trace-pipeline writes nothing without)
+	for r in 0 1; do
+		"$ND_BIN/chrome2ndjson" "$FIXTURES/pipeline/1f1b_p2_m4_rank$r.pt.trace.json.gz"
+	done > "$F/p.nd"
 	mkdir "$F/xdir"
 	"$ND_BIN/gen-xplane" --tiny -o "$F/xdir/x.xplane.pb"
 	cp "$F/xdir/x.xplane.pb" "$F/x.pb"

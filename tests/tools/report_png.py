@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Check that a PNG (a browser screenshot) is not blank.
 
-usage: report_png.py FILE.png
+usage: report_png.py FILE.png [RRGGBB ...]
 
 Decodes the PNG with the standard library (zlib; 8-bit RGB or RGBA,
 non-interlaced, as Chromium writes) and prints "ok WxH N colours, D%
 non-white" when the image has several colours and at least 1% of its
-pixels are not white; else prints why and exits 1.
+pixels are not white; else prints why and exits 1.  With colours, also
+prints "RRGGBB N" for each: the sampled pixels of exactly that colour.
 """
 import struct
 import sys
@@ -41,6 +42,7 @@ def main():
     stride = w * bpp
     prev = bytearray(stride)
     colours, nonwhite, i = set(), 0, 0
+    want = {bytes.fromhex(c): 0 for c in sys.argv[2:]}
     for _ in range(h):
         f = raw[i]
         line = bytearray(raw[i + 1:i + 1 + stride])
@@ -63,6 +65,8 @@ def main():
                 colours.add(px)
             if px != b"\xff\xff\xff":
                 nonwhite += 1
+            if px in want:
+                want[px] += 1
         prev = line
     sampled = h * ((w + 3) // 4)
     share = 100.0 * nonwhite / max(sampled, 1)
@@ -71,6 +75,8 @@ def main():
         sys.exit(1)
     print("ok %dx%d %d colours, %.1f%% non-white" % (w, h, len(colours),
                                                     share))
+    for c, n in want.items():
+        print("%s %d" % (c.hex(), n))
 
 
 if __name__ == "__main__":

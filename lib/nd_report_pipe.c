@@ -1,0 +1,262 @@
+/*
+ * nd_report: the Pipeline section.  The report feeds nd_pipe (the engine
+ * of trace-pipeline(1), default rules) every record; when the input is a
+ * pipeline job -- a step where at least two stages have both F and B
+ * blocks -- the section shows the typical step of those (nd_pipe_typical):
+ * a line with the schedule and the bubble, a table of its ranks, the
+ * records of trace-pipeline in the JSON, its schedule chart in the HTML.
+ * Other inputs get nothing, in every format.
+ */
+#include "nd_report_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether a step is one of a pipeline schedule: two stages or more with
+ * F and B blocks. */
+static int
+is_pipeline(const nd_pipe_step *st)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < st->nranks; i++) {
+		const nd_pipe_rank *rk = &st->ranks[i];
+		int has[ND_PIPE_NPHASE] = { 0 };
+
+		for (size_t k = 0; k < rk->nblocks; k++)
+			if (rk->blocks[k].phase >= 0 &&
+			    rk->blocks[k].phase < ND_PIPE_NPHASE)
+				has[rk->blocks[k].phase] = 1;
+		n += has[ND_PIPE_F] && has[ND_PIPE_B];
+	}
+	return n >= 2;
+}
+
+void
+nd_rep_pipe_model(nd_report *r)
+{
+	const nd_pipe_step *st, *t;
+	nd_pipe_step *v;
+	size_t n, k = 0;
+
+	r->pipe_st = NULL;
+	r->pipe_nsteps = 0;
+	if (r->pipe == NULL)
+		return;
+	nd_pipe_sources(r->pipe, (uint32_t)r->nsrc);
+	n = nd_pipe_finish(r->pipe, &st);
+	v = nd_xcalloc(n + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		if (is_pipeline(&st[i]))
+			v[k++] = st[i];
+	/* the copies share the engine's ranks: map the choice back */
+	if ((t = nd_pipe_typical(v, k)) != NULL)
+		for (size_t i = 0; i < n; i++)
+			if (st[i].num == t->num)
+				r->pipe_st = &st[i];
+	r->pipe_nsteps = k;
+	free(v);
+}
+
+static void
+md_cell_dur(nd_buf *b, int64_t ns)
+{
+	nd_buf_adds(b, " ");
+	nd_rep_put_dur(b, ns);
+	nd_buf_adds(b, " |");
+}
+
+static void
+md_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
+{
+	nd_buf_addf(b, "Step %lld, the typical of %zu pipeline step%s (median "
+	    "window): schedule **%s**, p = %d stages, m = %lld micro-batches, "
+	    "window ", (long long)st->num, r->pipe_nsteps,
+	    r->pipe_nsteps == 1 ? "" : "s", nd_pipe_schedule_name(st->schedule),
+	    st->stages, (long long)st->microbatches);
+	nd_rep_put_dur(b, st->window);
+	nd_buf_addf(b, " (clock %s). Bubble **%.1f %%** measured",
+	    nd_pipe_clock_name(st->clock), nd_pipe_pct(st->bubble_frac));
+	if (st->has_ideal)
+		nd_buf_addf(b, " vs %.1f %% ideal for this schedule, p and m",
+		    nd_pipe_pct(st->ideal_bubble_frac));
+	else
+		nd_buf_adds(b, " (no ideal for this schedule)");
+	if (st->slow >= 0 && (size_t)st->slow < st->nranks) {
+		const nd_pipe_rank *s = &st->ranks[st->slow];
+
+		nd_buf_addf(b, "; slow stage **%d** (rank %lld), F+B+W ",
+		    s->stage, (long long)s->rank);
+		nd_rep_put_dur(b, s->fb_per_mb);
+		nd_buf_adds(b, " a micro-batch");
+	}
+	nd_buf_adds(b, ".\n\n");
+}
+
+void
+nd_rep_pipe_md(nd_report *r, nd_buf *b)
+{
+	const nd_pipe_step *st = r->pipe_st;
+
+	if (st == NULL)
+		return;
+	nd_buf_adds(b, "## 10 Pipeline\n\n");
+	md_line(r, b, st);
+	nd_buf_adds(b, "| stage | rank | busy | bubble | bubble % | warm-up | "
+	    "cool-down | P2P wait | micro-batches | F+B+W per micro-batch | "
+	    "explained by the slow stage | explained % |\n"
+	    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < st->nranks; i++) {
+		const nd_pipe_rank *k = &st->ranks[i];
+
+		nd_buf_addf(b, "| %d | %lld |", k->stage, (long long)k->rank);
+		md_cell_dur(b, k->busy);
+		md_cell_dur(b, k->bubble);
+		nd_buf_addf(b, " %.1f %% |", nd_pipe_pct(k->bubble_frac));
+		md_cell_dur(b, k->warmup);
+		md_cell_dur(b, k->cooldown);
+		md_cell_dur(b, k->p2p_wait);
+		nd_buf_addf(b, " %lld |", (long long)k->mb);
+		md_cell_dur(b, k->fb_per_mb);
+		md_cell_dur(b, k->explained);
+		nd_buf_addf(b, " %.1f %% |\n", nd_pipe_pct(k->explained_frac));
+	}
+	nd_buf_adds(b, "\nBubble: the rank's idle time in the step window "
+	    "(first block start to last block end over the ranks); warm-up "
+	    "and cool-down: the idle before its first and after its last "
+	    "block; explained by the slow stage: what the slow stage's longer "
+	    "F+B+W per micro-batch accounts for. trace-pipeline(1) gives "
+	    "every step and block.\n\n");
+}
+
+/* "pipeline": {"step": the pipe_step record, "ranks": [the pipe_rank
+ * records]} of the step shown, as trace-pipeline writes them. */
+void
+nd_rep_pipe_json(nd_report *r, nd_jw *w)
+{
+	nd_buf recs = ND_BUF_INIT;
+	static const char *const type[2] = { "{\"type\":\"pipe_step\"",
+	    "{\"type\":\"pipe_rank\"" };
+
+	if (r->pipe_st == NULL)
+		return;
+	nd_pipe_write_step(&recs, r->pipe_st);
+	nd_jw_key(w, "pipeline");
+	nd_jw_obj(w);
+	for (int k = 0; k < 2; k++) {
+		size_t tl = strlen(type[k]);
+
+		nd_jw_key(w, k == 0 ? "step" : "ranks");
+		if (k == 1)
+			nd_jw_arr(w);
+		for (size_t i = 0; i < recs.len;) {
+			const char *s = recs.p + i;
+			const char *nl = memchr(s, '\n', recs.len - i);
+			size_t n = nl ? (size_t)(nl - s) : recs.len - i;
+
+			i += n + 1;
+			if (n > tl && memcmp(s, type[k], tl) == 0)
+				nd_jw_raw(w, s, n);
+		}
+		if (k == 1)
+			nd_jw_arr_end(w);
+	}
+	nd_jw_obj_end(w);
+	nd_buf_free(&recs);
+}
+
+void
+nd_rep_pipe_svg(nd_report *r, nd_buf *b)
+{
+	if (r->pipe_st == NULL)
+		return;
+	nd_buf_adds(b, "<figure>");
+	nd_pipe_svg_step(b, r->pipe_st);
+	nd_buf_adds(b, "<figcaption>The schedule of the step: a row a rank, "
+	    "its blocks by phase with their micro-batch numbers, its idle time "
+	    "hatched, its P2P send/recv under it; hover a block for its name "
+	    "and time</figcaption></figure>\n");
+}
+
+/* --- partials --- */
+
+struct ppart {
+	nd_pipe_line_fn *fn;
+	void *ctx;
+	nd_buf held;		/* the lines, until a block is seen */
+	int blocks;
+};
+
+static void
+part_line(void *ctx, nd_buf *line)
+{
+	struct ppart *q = ctx;
+
+	if (line->len > 0 && line->p[line->len - 1] == '\n')
+		line->len--;
+	nd_buf_add(&q->held, line->p, line->len);
+	nd_buf_addc(&q->held, '\n');
+	if (memmem(line->p, line->len, "\"type\":\"pipe_block\"", 19) != NULL)
+		q->blocks = 1;
+}
+
+/* The engine's figures after a "pipe_partial" record: every line when
+ * the input had a block, else only its sources (a merge numbers the
+ * sources and learns their clocks from them), so that a partial of an
+ * input that is no pipeline job stays small. */
+void
+nd_rep_pipe_partial(nd_report *r, uint32_t sources, nd_pipe_line_fn *fn,
+    void *ctx)
+{
+	struct ppart q;
+	nd_buf line = ND_BUF_INIT;
+	nd_jw w;
+	static const char src[] = "{\"type\":\"pipe_source\"";
+
+	if (r->pipe == NULL)
+		return;
+	memset(&q, 0, sizeof q);
+	nd_pipe_sources(r->pipe, sources);
+	nd_jw_init(&w, &line);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", ND_PIPE_PARTIAL);
+	nd_jw_kcstr(&w, "rules", nd_pipe_rules(r->pipe));
+	nd_jw_obj_end(&w);
+	fn(ctx, &line);
+	nd_pipe_partial_write(r->pipe, part_line, &q);
+	for (size_t i = 0; i < q.held.len;) {
+		const char *s = q.held.p + i;
+		const char *nl = memchr(s, '\n', q.held.len - i);
+		size_t n = (size_t)(nl - s);
+
+		i += n + 1;
+		if (!q.blocks && (n < sizeof src - 1 ||
+		    memcmp(s, src, sizeof src - 1) != 0))
+			continue;
+		nd_buf_reset(&line);
+		nd_buf_add(&line, s, n);
+		fn(ctx, &line);
+	}
+	nd_buf_free(&q.held);
+	nd_buf_free(&line);
+}
+
+/* A record of a partial for the engine: 1 when it was one. */
+int
+nd_rep_pipe_record(nd_report *r, const nd_event *ev, nd_stream *st)
+{
+	if (!nd_str_eq(ev->type_name, ND_PIPE_PARTIAL)) {
+		size_t i;
+
+		for (i = 0; i < nd_pipe_partial_ntypes; i++)
+			if (nd_str_eq(ev->type_name, nd_pipe_partial_types[i]))
+				break;
+		if (i == nd_pipe_partial_ntypes)
+			return 0;
+	}
+	if (r->pipe != NULL)
+		nd_pipe_partial_add(r->pipe, ev, nd_stream_file(st),
+		    nd_stream_lineno(st));
+	return 1;
+}
