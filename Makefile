@@ -180,7 +180,8 @@ uninstall:
 # (the XPlane decoder), fuzz_xplane2ndjson and fuzz_chrome (the two ingest
 # engines' whole conversion, nd_xpconv and nd_kineto, by their library API),
 # fuzz_ndjson (the record decoder), fuzz_cli (durations and decimals),
-# fuzz_pickle (the pickle reader and trace-mem's analysis).  The programs'
+# fuzz_pickle (the pickle reader and trace-mem's analysis), fuzz_pipe (the
+# pipeline engine in every output mode, and its partial round trip).  The programs'
 # own error messages are silenced (-close_fd_mask=2); libFuzzer's report
 # and a sanitizer's still reach build-fuzz/NAME.log.
 FUZZ_SECONDS ?= 60

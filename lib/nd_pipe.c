@@ -862,8 +862,11 @@ analyse(nd_pipe *p)
 	}
 	for (size_t i = 0; i < p->nranks; i++) {
 		p->ranks[i].blocks = p->ob + p->rfix[i].blk;
-		p->ranks[i].idle = p->iv + p->rfix[i].idle;
-		p->ranks[i].p2p = p->iv + p->rfix[i].p2p;
+		/* no stretch at all leaves the pool unallocated */
+		p->ranks[i].idle = p->ranks[i].nidle > 0 ?
+		    p->iv + p->rfix[i].idle : NULL;
+		p->ranks[i].p2p = p->ranks[i].np2p > 0 ?
+		    p->iv + p->rfix[i].p2p : NULL;
 	}
 	for (size_t i = 0; i < p->nsteps; i++)
 		p->steps[i].ranks = p->ranks + p->sfix[i];

@@ -156,6 +156,22 @@ pipe_vs_ref() {
 	run "$PY" "$REF" --check "$T/out.ndjson" "$D/${1}"_rank*.ndjson
 	assert_success
 	assert_output ""
+	# and straight against what the generator wrote: stages, micro-batches,
+	# schedule, steps, each rank's order in every step, the slow stage
+	run "$PY" -c 'import json, sys
+want = json.load(open(sys.argv[2]))
+recs = [json.loads(l) for l in open(sys.argv[1])]
+steps = [r for r in recs if r["type"] == "pipe_step"]
+assert [s["step"] for s in steps] == want["steps"], steps
+for s in steps:
+    assert (s["stages"], s["microbatches"], s["schedule"]) == (want["stages"], want["microbatches"], want["schedule"]), s
+    if want["slow_stage"] is not None:
+        assert s["slow_stage"] == want["slow_stage"], s
+for r in recs:
+    if r["type"] == "pipe_rank":
+        assert r["order"] == want["order"][str(r["rank"])], r
+print("ok")' "$T/out.ndjson" "$FIXTURES/pipeline/$1.expect.json"
+	assert_output ok
 }
 
 @test "trace-pipeline vs pipeline_ref.py: 1F1B, 2 stages, 4 micro-batches" {

@@ -12,6 +12,7 @@
 # input (once a fuzz artefact at the top of the tree) without a crash.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	T="$BATS_TEST_TMPDIR"
@@ -278,8 +279,9 @@ stream2() {
 	: > "$T/empty"
 	ls "$TOP"/cmd/*.c | sed 's|.*/||; s|\.c$||' | sort > "$T/progs"
 	printf '%s\n' chrome2ndjson ndjson2chrome trace-check trace-classify \
-	    trace-context trace-diff trace-gaps trace-mem trace-regions trace-report \
-	    trace-roofline trace-steps trace-topk xplane2ndjson | sort > "$T/tested"
+	    trace-context trace-diff trace-gaps trace-mem trace-pipeline \
+	    trace-regions trace-report trace-roofline trace-steps trace-topk \
+	    xplane2ndjson | sort > "$T/tested"
 	diff -u "$T/tested" "$T/progs"
 
 	# ingest programs: an error that says the input is empty, exit 2
@@ -306,6 +308,11 @@ stream2() {
 			assert_success
 			assert_output ""
 		done
+		# no pipeline: no record, and one line on stderr that says why
+		run --separate-stderr trace-pipeline "$in" < "$T/empty"
+		assert_success
+		assert_output ""
+		[ "$stderr" = "trace-pipeline: no forward/backward blocks found: no span name matches the rules; see --forward and --backward" ]
 		# a Chrome document with no events
 		run ndjson2chrome "$in" < "$T/empty"
 		assert_success

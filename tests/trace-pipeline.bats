@@ -338,3 +338,23 @@ p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)
 print(p.returncode, repr(p.stderr))' trace-pipeline "$T/a.nd" "$T/b.nd"
 	assert_output "0 b''"
 }
+
+@test "ranks busy for the whole window: no idle stretch, bubble 0, every output mode" {
+	# both ranks: F0 [0,10) B0 [10,30) on absolute clocks; window [0,30),
+	# busy 30 each, no idle at all: the chart hatches nothing (fuzz_pipe's
+	# clang UBSan found the empty idle list of this shape)
+	{ meta r0 0 1000; sp forward_step#0 0 10; sp backward_step#0 10 20; } >"$T/a.nd"
+	{ meta r1 1 1000; sp forward_step#0 0 10; sp backward_step#0 10 20; } >"$T/b.nd"
+	run bash -c "trace-pipeline '$T/a.nd' '$T/b.nd' | jq -c 'select(.type==\"pipe_rank\") | [.stage,.window_ns,.busy_ns,.bubble_ns,.warmup_ns,.cooldown_ns]'"
+	assert_output '[0,30,30,0,0,0]
+[1,30,30,0,0,0]'
+	run trace-pipeline --table "$T/a.nd" "$T/b.nd"
+	assert_success
+	assert_line --index 0 --partial "window 30ns, bubble 0.0%"
+	trace-pipeline --svg "$T/a.nd" "$T/b.nd" >"$T/s.svg"
+	run "$PY" -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+n = lambda c: len([e for e in r.iter() if e.tag.endswith("rect") and e.get("class") == c])
+print(n("idle"), n("blk F"), n("blk B"))' "$T/s.svg"
+	assert_output "0 2 2"
+}
