@@ -7,6 +7,7 @@
  * samples, attribution, peaks and top rows; one that starts with '[' a
  * PyTorch memory timeline (nd_memtl) and its records.
  */
+#include "fuzz_lines.h"
 #include "nd_buf.h"
 #include "nd_event.h"
 #include "nd_json.h"
@@ -18,35 +19,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void
-die_is_a_bug(int code)
-{
-	(void)code;
-	abort();	/* the reader and the analysis must return errors */
-}
-
-static void
-check_json_lines(const nd_buf *b)
-{
-	const char *p = b->p, *end;
-
-	if (b->len == 0)
-		return;
-	end = b->p + b->len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *q = p;
-		nd_jval v;
-		nd_jerr e;
-
-		if (nl == NULL)
-			abort();	/* every record ends its line */
-		if (nd_json_value(&q, p, nl, &v, &e) != 0 || v.type != ND_JOBJ)
-			abort();
-		p = nl + 1;
-	}
-}
 
 static void
 stream(const uint8_t *data, size_t size)
