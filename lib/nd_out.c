@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct nd_out {
 	const char *name;	/* for messages */
 	char *path;		/* target, NULL for stdout */
 	char *tmp;		/* NULL when written through (stdout, device) */
+	int dst;		/* a hard-linked target, rewritten in place; or -1 */
 	int slot;
 	int is_stdout;
 	int quiet_epipe;	/* stdout or a FIFO: a gone reader is no error */
@@ -176,6 +178,96 @@ resolve_links(const char *path)
 	}
 }
 
+/* The descriptor N of a path /dev/fd/N or /proc/self/fd/N (and
+ * /dev/stdin, /dev/stdout, /dev/stderr), or -1 for any other path. */
+static int
+named_fd(const char *path)
+{
+	static const char *const std[] = { "/dev/stdin", "/dev/stdout",
+	    "/dev/stderr" };
+	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+	const char *d = NULL;
+	long long n = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(path, std[i]) == 0)
+			return i;
+	for (int i = 0; i < 2 && d == NULL; i++)
+		if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+			d = path + strlen(dirs[i]);
+	if (d == NULL || *d == '\0')
+		return -1;
+	for (; *d >= '0' && *d <= '9' && n <= INT_MAX; d++)
+		n = n * 10 + (*d - '0');
+	return *d == '\0' && n <= INT_MAX ? (int)n : -1;
+}
+
+static int
+writable_fd(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+}
+
+/* A copy of this process's own descriptor that path names, or -1.  A
+ * /dev/fd/N path names N; any other path names standard input, output or
+ * error when it is the file that descriptor is open on for writing (as
+ * /dev/stdout is, or the file itself: `prog -o log >> log`).  Writing
+ * through the descriptor keeps its offset and O_APPEND, as the shell's `>`
+ * would; replacing the file would drop what the shell wrote around us. */
+static int
+own_fd(const char *path)
+{
+	struct stat st, fst;
+	int fd = named_fd(path), d;
+
+	if (fd < 0 && stat(path, &st) == 0)
+		for (int i = 0; i <= 2 && fd < 0; i++)
+			if (writable_fd(i) && fstat(i, &fst) == 0 &&
+			    fst.st_dev == st.st_dev && fst.st_ino == st.st_ino)
+				fd = i;
+	if (fd < 0)
+		return -1;
+	if (!writable_fd(fd)) {
+		errno = EBADF;
+		nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output", path);
+	}
+	if ((d = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output", path);
+	return d;
+}
+
+/* The temporary beside o->path.  A target with several hard links is
+ * opened now (to fail before any work) and rewritten in place by
+ * nd_out_close, so that every link sees the new content. */
+static void
+open_tmp(nd_out *o, const char *path)
+{
+	struct stat st;
+
+	if (stat(o->path, &st) == 0) {
+		o->has_mode = 1;
+		o->mode = st.st_mode & 07777;
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+		    (o->dst = open(o->path, O_WRONLY | O_NOCTTY |
+		    O_CLOEXEC)) < 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output",
+			    path);
+	}
+	o->tmp = nd_xmalloc(strlen(o->path) + 32);
+	sprintf(o->tmp, "%s.tmp.XXXXXX", o->path);
+	/* Made in its slot, already marked: a signal right after mkstemp
+	 * must find the file to remove. */
+	o->slot = nd_out_tmp_register(o->tmp);
+	o->fd = mkstemp(tmp_paths[o->slot]);
+	if (o->fd < 0) {
+		nd_out_tmp_forget(o->slot);
+		nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output", path);
+	}
+	strcpy(o->tmp, tmp_paths[o->slot]);
+}
+
 nd_out *
 nd_out_open(const char *path)
 {
@@ -183,6 +275,7 @@ nd_out_open(const char *path)
 	struct stat st;
 
 	o->slot = -1;
+	o->dst = -1;
 	nd_buf_reserve(&o->buf, FLUSH_AT + 4096);
 	if (path == NULL || strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
@@ -192,6 +285,10 @@ nd_out_open(const char *path)
 		return o;
 	}
 	o->name = nd_xstrdup(path);
+	if ((o->fd = own_fd(path)) >= 0) {
+		o->quiet_epipe = 1;	/* as on stdout */
+		return o;
+	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		/* A device or FIFO is written through, as the shell's `>`
 		 * does: replacing it would break it (and its reader). */
@@ -210,16 +307,7 @@ nd_out_open(const char *path)
 	/* A regular file or a new one: written beside its real place (the
 	 * target of a symbolic link) and renamed over it when complete. */
 	o->path = resolve_links(path);
-	if (stat(o->path, &st) == 0) {
-		o->has_mode = 1;
-		o->mode = st.st_mode & 07777;
-	}
-	o->tmp = nd_xmalloc(strlen(o->path) + 32);
-	sprintf(o->tmp, "%s.tmp.XXXXXX", o->path);
-	o->fd = mkstemp(o->tmp);
-	if (o->fd < 0)
-		nd_die_errno(ND_EXIT_ERROR, "%s: cannot create output", path);
-	o->slot = nd_out_tmp_register(o->tmp);
+	open_tmp(o, path);
 	return o;
 }
 
@@ -230,14 +318,14 @@ nd_out_buf(nd_out *o)
 }
 
 static void
-write_all(nd_out *o, const char *p, size_t n)
+write_fd(nd_out *o, int fd, const char *p, size_t n)
 {
 	/* exit() flushes stdio streams made by nd_out_stdio, which write here
 	 * again: without this they would fail and exit once more, forever. */
 	if (o->gone)
 		return;
 	while (n > 0) {
-		ssize_t w = write(o->fd, p, n);
+		ssize_t w = write(fd, p, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
@@ -251,6 +339,12 @@ write_all(nd_out *o, const char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
+}
+
+static void
+write_all(nd_out *o, const char *p, size_t n)
+{
+	write_fd(o, o->fd, p, n);
 }
 
 void
@@ -299,11 +393,39 @@ nd_out_stdio(nd_out *o)
 	return f;
 }
 
+/* The complete output, from the temporary, over the hard-linked target's
+ * content (truncated first, as the shell's `>` does); not atomic, but only
+ * an error during this copy (a full disk) can leave the target partial. */
+static void
+copy_back(nd_out *o)
+{
+	ssize_t r;
+
+	if (lseek(o->fd, 0, SEEK_SET) != 0 || ftruncate(o->dst, 0) != 0)
+		nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
+	while ((r = read(o->fd, o->buf.p, o->buf.cap)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
+		write_fd(o, o->dst, o->buf.p, (size_t)r);
+	}
+	if (fsync(o->dst) != 0 || close(o->dst) != 0)
+		nd_die_errno(ND_EXIT_ERROR, "%s: write error", o->name);
+	close(o->fd);
+	unlink(o->tmp);
+}
+
 void
 nd_out_close(nd_out *o)
 {
 	nd_out_flush(o);
-	if (o->tmp != NULL) {
+	if (o->dst >= 0) {
+		copy_back(o);
+		nd_out_tmp_forget(o->slot);
+		free(o->tmp);
+		free(o->path);
+	} else if (o->tmp != NULL) {
 		mode_t mode = o->mode;
 
 		if (!o->has_mode) {

@@ -8,7 +8,12 @@
  * exit and on every signal whose default action ends the process (then the
  * program dies of that signal).  A symbolic link is followed: its target is
  * replaced the same way, in the target's directory.  A device or a FIFO is
- * written through (opened, never replaced), as the shell's `>` does.
+ * written through (opened, never replaced), as the shell's `>` does.  So is
+ * a descriptor of the process itself (/dev/fd/N, /dev/stdout, or the file
+ * standard output or error is open on): written through a copy of it, at
+ * its offset, so that `{ echo H; prog -o /dev/stdout; } > f` keeps H.  A
+ * regular file with several hard links is written to the temporary, then
+ * copied over the file's content at close, so every link sees the output.
  *
  * Records are built directly in the output buffer (nd_out_buf) and
  * nd_out_commit() flushes when enough has accumulated.  A write error ends

@@ -2,6 +2,7 @@
 #include "nd_util.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,20 +93,46 @@ flush(nd_spool *s)
 	s->memlen = 0;
 }
 
+/* Once per process: a spool that silently stays in memory surprises whoever
+ * sized the job by the documented bound (then "out of memory" under a
+ * ulimit that a writable TMPDIR would have met). */
+static void
+warn_no_file(const char *env, const char *dir)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	const char *e = strerror(errno);
+
+	if (atomic_flag_test_and_set(&said))
+		return;
+	if (env != NULL)
+		nd_warn("TMPDIR=%s: cannot create a spool file (%s): keeping "
+		    "the spool in memory", env, e);
+	else
+		nd_warn("%s (TMPDIR unset): cannot create a spool file (%s): "
+		    "keeping the spool in memory", dir, e);
+}
+
 static int
 open_file(void)
 {
-	const char *dir = getenv("TMPDIR");
+	const char *env = getenv("TMPDIR"), *dir = env;
 	char path[4096];
 	int fd;
 
-	if (dir == NULL || *dir == '\0')
+	if (dir == NULL || *dir == '\0') {
+		env = NULL;
 		dir = "/tmp";
+	}
 	if (snprintf(path, sizeof path, "%s/ndtrace-spool.XXXXXX", dir) >=
-	    (int)sizeof path)
+	    (int)sizeof path) {
+		errno = ENAMETOOLONG;
+		warn_no_file(env, dir);
 		return -1;
-	if ((fd = mkstemp(path)) < 0)
+	}
+	if ((fd = mkstemp(path)) < 0) {
+		warn_no_file(env, dir);
 		return -1;
+	}
 	unlink(path);
 	return fd;
 }

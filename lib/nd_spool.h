@@ -12,7 +12,8 @@
  * memory stays bounded by the in-memory part plus a small read cache of
  * ND_SPOOL_WINDOWS windows of ND_SPOOL_WINDOW bytes, which suits reads
  * that go roughly forward through the spool.  If no temporary file can be
- * created the spool keeps growing in memory instead (correct, only bigger).
+ * created the spool keeps growing in memory instead (correct, only bigger)
+ * and the program says so once on stderr, naming TMPDIR.
  *
  * Pointers returned by nd_spool_reserve and nd_spool_get are valid until
  * the next call on the same spool.  I/O errors are fatal (exit 2).
