@@ -316,9 +316,13 @@ struct flop {
 struct keyed {
 	struct ext *ext;
 	size_t next, capext;
-	nd_map64 *extmap;	/* step -> index + 1 */
+	nd_map64 *extmap;	/* step -> index + 1, from EXT_MAP_MIN keys
+				 * (a table per device costs 4 KiB) */
 	int64_t last_num;	/* cache of the last lookup */
 	size_t last_idx;	/* index + 1, 0: none */
+	uint32_t *orph;		/* at finish: the ext whose num is no
+				 * window's, by (lo, index) */
+	size_t norph;
 	struct flop *fl;	/* flops of ops without a step key, from
 				 * timelines out of order */
 	size_t nfl, capfl;
@@ -423,6 +427,9 @@ struct nd_steps {
 	int nosteps;		/* finished without steps: per-device sets */
 	int need_dev, need_uni;	/* the records read per-device sets, unions */
 	nd_buf kb;
+	size_t nopdevs;		/* devices with device ops */
+	uint32_t *tmp;		/* keyed_flops' scratch */
+	size_t captmp;
 };
 
 nd_steps *
@@ -445,6 +452,7 @@ keyed_free(struct keyed *k)
 {
 	free(k->ext);
 	nd_map64_free(k->extmap);
+	free(k->orph);
 	free(k->fl);
 	nd_ivlog_free(&k->flog);
 	memset(k, 0, sizeof *k);
@@ -487,6 +495,7 @@ free_source(nd_steps *s)
 	nd_map64_free(s->nums);
 	s->nums = NULL;
 	s->ndevs = 0;
+	s->nopdevs = 0;
 	memset(s->dcache, 0, sizeof s->dcache);
 	nd_ivlog_free(&s->host);
 	nd_ivlog_free(&s->hostcomm);
@@ -529,6 +538,7 @@ nd_steps_free(nd_steps *s)
 	nd_devnames_free(s->dn);
 	free(s->out);
 	nd_buf_free(&s->kb);
+	free(s->tmp);
 	free(s);
 }
 
@@ -832,6 +842,48 @@ tl_add(struct tl *t, int k, int64_t lo, int64_t hi)
 	}
 }
 
+/* Step keys a keyed looks up by a scan before it has a table. */
+#define EXT_MAP_MIN 8
+
+/* The index + 1 of step key num in k, 0: none. */
+static size_t
+ext_find(const struct keyed *k, int64_t num)
+{
+	uint64_t *slot;
+
+	if (k->extmap != NULL)
+		return (slot = nd_map64_get(k->extmap, (uint64_t)num)) ?
+		    (size_t)*slot : 0;
+	for (size_t i = 0; i < k->next; i++)
+		if (k->ext[i].num == num)
+			return i + 1;
+	return 0;
+}
+
+/* A new step key num in k, first op [lo, hi); its index + 1. */
+static size_t
+ext_new(struct keyed *k, int64_t num, int64_t lo, int64_t hi)
+{
+	struct ext *x;
+
+	if (k->next == k->capext)
+		nd_grow(&k->ext, &k->capext, k->next + 1, sizeof *k->ext);
+	x = &k->ext[k->next++];
+	x->num = num;
+	x->lo = lo;
+	x->hi = hi;
+	x->flops = 0;
+	if (k->extmap == NULL && k->next >= EXT_MAP_MIN) {
+		k->extmap = nd_map64_new();
+		for (size_t i = 0; i + 1 < k->next; i++)
+			*nd_map64_put(k->extmap, (uint64_t)k->ext[i].num,
+			    NULL) = i + 1;
+	}
+	if (k->extmap != NULL)
+		*nd_map64_put(k->extmap, (uint64_t)num, NULL) = k->next;
+	return k->next;
+}
+
 /* An op with its step key and flops (has_f) into k; t: its timeline. */
 static void
 keyed_add(struct keyed *k, struct tl *t, const nd_event *ev, int64_t lo,
@@ -843,25 +895,10 @@ keyed_add(struct keyed *k, struct tl *t, const nd_event *ev, int64_t lo,
 		struct ext *x;
 
 		if (k->last_idx == 0 || k->last_num != ev->step) {
-			int isnew;
-			uint64_t *slot;
+			size_t i = ext_find(k, ev->step);
 
-			if (k->extmap == NULL)
-				k->extmap = nd_map64_new();
-			slot = nd_map64_put(k->extmap, (uint64_t)ev->step, &isnew);
-			if (isnew) {
-				if (k->next == k->capext)
-					nd_grow(&k->ext, &k->capext, k->next + 1,
-					    sizeof *k->ext);
-				x = &k->ext[k->next];
-				x->num = ev->step;
-				x->lo = lo;
-				x->hi = hi;
-				x->flops = 0;
-				*slot = ++k->next;
-			}
 			k->last_num = ev->step;
-			k->last_idx = (size_t)*slot;
+			k->last_idx = i > 0 ? i : ext_new(k, ev->step, lo, hi);
 		}
 		x = &k->ext[k->last_idx - 1];
 		if (lo < x->lo)
@@ -972,6 +1009,8 @@ nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r)
 
 		struct tl *t = NULL;
 
+		if (d->nops == 0)
+			s->nopdevs++;
 		if (d->nops == 0 || lo < d->op_lo)
 			d->op_lo = lo;
 		if (d->nops == 0 || hi > d->op_hi)
@@ -1321,29 +1360,86 @@ resolve_models(nd_steps *s)
 	}
 }
 
+static int
+orph_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct keyed *k = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (k->ext[x].lo != k->ext[y].lo)
+		return k->ext[x].lo < k->ext[y].lo ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* k->orph: the step keys of k that are no window's number (s->nums). */
+static void
+orphans_of(const nd_steps *s, struct keyed *k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < k->next; i++)
+		n += nd_map64_get(s->nums, (uint64_t)k->ext[i].num) == NULL;
+	free(k->orph);
+	k->orph = nd_xmalloc((n ? n : 1) * sizeof *k->orph);
+	k->norph = 0;
+	for (size_t i = 0; i < k->next; i++)
+		if (nd_map64_get(s->nums, (uint64_t)k->ext[i].num) == NULL)
+			k->orph[k->norph++] = (uint32_t)i;
+	nd_sort(k->orph, k->norph, sizeof *k->orph, orph_cmp, k);
+}
+
+/* The first of k->orph whose op starts at or after t. */
+static size_t
+orph_at(const struct keyed *k, int64_t t)
+{
+	size_t a = 0, b = k->norph;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (k->ext[k->orph[m]].lo < t)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * Flops of the window [lo, hi) numbered num in k: the ops whose step key is
  * num; the ops whose key is no window's number (s->nums) when their key's
- * first op starts in the window; the ops without a key that start in it
- * (fc: a cursor on k->flog).
+ * first op starts in the window (k->orph), added in the order of the keys
+ * as always; the ops without a key that start in it (fc: a cursor on
+ * k->flog).
  */
 static double
-keyed_flops(const nd_steps *s, const struct keyed *k, nd_ivcur *fc,
-    int64_t num, int64_t lo, int64_t hi)
+keyed_flops(nd_steps *s, const struct keyed *k, nd_ivcur *fc, int64_t num,
+    int64_t lo, int64_t hi)
 {
 	double sum = 0;
-	uint64_t *slot;
+	size_t i = ext_find(k, num), a = orph_at(k, lo), b = orph_at(k, hi);
 
-	if (k->extmap != NULL &&
-	    (slot = nd_map64_get(k->extmap, (uint64_t)num)) != NULL)
-		sum += k->ext[*slot - 1].flops;
-	for (size_t i = 0; i < k->next; i++)
-		if (k->ext[i].lo >= lo && k->ext[i].lo < hi &&
-		    nd_map64_get(s->nums, (uint64_t)k->ext[i].num) == NULL)
-			sum += k->ext[i].flops;
-	for (uint64_t i = nd_ivcur_seek_lo(fc, lo);
-	    i < nd_ivlog_count(&k->flog); i++) {
-		nd_iv v = nd_ivcur_at(fc, i);
+	if (i > 0)
+		sum += k->ext[i - 1].flops;
+	if (b > a + 1) {
+		nd_grow(&s->tmp, &s->captmp, b - a, sizeof *s->tmp);
+		memcpy(s->tmp, k->orph + a, (b - a) * sizeof *s->tmp);
+		qsort(s->tmp, b - a, sizeof *s->tmp, u32_cmp);
+		for (size_t j = 0; j < b - a; j++)
+			sum += k->ext[s->tmp[j]].flops;
+	} else if (b > a)
+		sum += k->ext[k->orph[a]].flops;
+	for (uint64_t j = nd_ivcur_seek_lo(fc, lo);
+	    j < nd_ivlog_count(&k->flog); j++) {
+		nd_iv v = nd_ivcur_at(fc, j);
 		double f;
 
 		if (v.lo >= hi)
@@ -1384,21 +1480,52 @@ close_timelines(nd_steps *s)
 	}
 }
 
-#define ANY_DEV (-2)
+/*
+ * The timelines grouped by device, so that each device's sets read only
+ * its own (a scan of every timeline per device is quadratic in devices):
+ * tl[at[d + 1] .. at[d + 2]) are the indexes of device d's (d -1: the
+ * host's), in order; the devices' together run from at[1] to at[nd + 1].
+ * Candidate timelines (CAND_DEV) are in none.
+ */
+struct tlgroups {
+	uint32_t *tl;
+	size_t *at;
+};
 
-/* dst = the union of log k of the timelines of device dev (-1: the host,
- * ANY_DEV: every device), and of extra unless NULL. */
 static void
-union_of(nd_steps *s, nd_ivlog *dst, int dev, int k, nd_ivlog *extra)
+tl_group(const nd_steps *s, struct tlgroups *g)
 {
-	nd_ivlog **src = nd_xmalloc((s->ntl + 1) * sizeof *src);
+	size_t nd = s->ndevs;
+
+	g->tl = nd_xmalloc((s->ntl ? s->ntl : 1) * sizeof *g->tl);
+	g->at = nd_xcalloc(nd + 3, sizeof *g->at);
+	/* a counting sort by dev + 1, stable */
+	for (size_t i = 0; i < s->ntl; i++)
+		if (s->tls[i].dev >= -1)
+			g->at[(size_t)(s->tls[i].dev + 1) + 1]++;
+	for (size_t d = 1; d < nd + 3; d++)
+		g->at[d] += g->at[d - 1];
+	for (size_t i = 0; i < s->ntl; i++)
+		if (s->tls[i].dev >= -1)
+			g->tl[g->at[(size_t)(s->tls[i].dev + 1)]++] = (uint32_t)i;
+	/* the loop moved each start to the next group's: shift back */
+	memmove(g->at + 1, g->at, (nd + 1) * sizeof *g->at);
+	g->at[0] = 0;
+}
+
+/* dst = the union of log k of the timelines tl[a .. b) (a tlgroups range),
+ * and of extra unless NULL. */
+static void
+union_of(nd_steps *s, nd_ivlog *dst, const struct tlgroups *g, size_t a,
+    size_t b, int k, nd_ivlog *extra)
+{
+	nd_ivlog **src = nd_xmalloc((b - a + 1) * sizeof *src);
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->ntl; i++) {
-		struct tl *t = &s->tls[i];
+	for (size_t i = a; i < b; i++) {
+		struct tl *t = &s->tls[g->tl[i]];
 
-		if ((dev == ANY_DEV ? t->dev >= 0 : t->dev == dev) &&
-		    nd_ivlog_count(&t->log[k]) > 0)
+		if (nd_ivlog_count(&t->log[k]) > 0)
 			src[n++] = &t->log[k];
 	}
 	if (extra != NULL && nd_ivlog_count(extra) > 0)
@@ -1411,14 +1538,14 @@ union_of(nd_steps *s, nd_ivlog *dst, int dev, int k, nd_ivlog *extra)
 /* k->flog = the flops without a step key of device dev (-1: the host) by
  * time: its timelines' logs, and k->fl sorted. */
 static void
-flops_of(nd_steps *s, struct keyed *k, int dev)
+flops_of(nd_steps *s, const struct tlgroups *g, struct keyed *k, int dev)
 {
-	nd_ivlog mem, **src = nd_xmalloc((s->ntl + 1) * sizeof *src);
-	size_t n = 0;
+	size_t a = g->at[dev + 1], b = g->at[dev + 2], n = 0;
+	nd_ivlog mem, **src = nd_xmalloc((b - a + 1) * sizeof *src);
 
-	for (size_t i = 0; i < s->ntl; i++)
-		if (s->tls[i].dev == dev && nd_ivlog_count(&s->tls[i].fl) > 0)
-			src[n++] = &s->tls[i].fl;
+	for (size_t i = a; i < b; i++)
+		if (nd_ivlog_count(&s->tls[g->tl[i]].fl) > 0)
+			src[n++] = &s->tls[g->tl[i]].fl;
 	nd_ivlog_init(&mem, s->sp, s->chunk);
 	if (k->nfl > 0) {
 		nd_sort(k->fl, k->nfl, sizeof *k->fl, flop_cmp, NULL);
@@ -1444,25 +1571,33 @@ static void
 build_sets(nd_steps *s)
 {
 	int nd = (int)s->ndevs;
+	struct tlgroups g;
 
 	close_timelines(s);
-	union_of(s, &s->host, -1, TL_HOST, NULL);
-	union_of(s, &s->hostcomm, -1, TL_HOSTCOMM, NULL);
+	tl_group(s, &g);
+	union_of(s, &s->host, &g, g.at[0], g.at[1], TL_HOST, NULL);
+	union_of(s, &s->hostcomm, &g, g.at[0], g.at[1], TL_HOSTCOMM, NULL);
 	for (int d = 0; d < nd && s->need_dev; d++) {
 		struct dev *dv = &s->devs[d];
 
 		for (int k = 0; k < 3; k++)
-			union_of(s, &dv->cat[k], d, k, NULL);
-		union_of(s, &dv->wait, d, TL_COMM, &s->hostcomm);
+			union_of(s, &dv->cat[k], &g, g.at[d + 1], g.at[d + 2],
+			    k, NULL);
+		union_of(s, &dv->wait, &g, g.at[d + 1], g.at[d + 2], TL_COMM,
+		    &s->hostcomm);
 	}
 	if (s->need_uni) {
 		for (int k = 0; k < 3; k++)
-			union_of(s, &s->uni[k], ANY_DEV, k, NULL);
-		union_of(s, &s->uniwait, ANY_DEV, TL_COMM, &s->hostcomm);
+			union_of(s, &s->uni[k], &g, g.at[1], g.at[nd + 1], k,
+			    NULL);
+		union_of(s, &s->uniwait, &g, g.at[1], g.at[nd + 1], TL_COMM,
+		    &s->hostcomm);
 	}
 	for (int d = 0; d < nd; d++)
-		flops_of(s, &s->devs[d].k, d);
-	flops_of(s, &s->hk, -1);
+		flops_of(s, &g, &s->devs[d].k, d);
+	flops_of(s, &g, &s->hk, -1);
+	free(g.tl);
+	free(g.at);
 	/* the timelines are in the sets now */
 	for (size_t i = 0; i < s->ntl; i++)
 		tl_free(&s->tls[i]);
@@ -1634,58 +1769,276 @@ fill_parts(nd_steps *s)
 	nd_ivcur_free(&c[ND_NCAT]);
 }
 
-/* Devices, flops and peak of every record. */
+/*
+ * The flops of a record over all devices sum each device's flops in its
+ * window (keyed_flops), in the order of the devices.  Most devices have
+ * none in a given window when there are many devices and many steps, and
+ * a look at each would be quadratic: the devices that have some come from
+ * an index instead, and the others are skipped (their sum is +0, which
+ * changes no sum that starts at +0).  A device has flops in a window when
+ * it has the window's number as a step key (byn), a key that is no
+ * window's number whose first op starts in the window (byo), or an op
+ * without a key that starts in it (h: each device's next such op, from
+ * the current window's start on; the records come by start).
+ */
+struct fdev {
+	int64_t key;
+	uint32_t dev;
+};
+
+struct fnext {
+	int64_t ts;
+	uint32_t dev;
+};
+
+struct fidx {
+	struct fdev *byn, *byo;	/* (step key, device), (first op, device) */
+	size_t nbyn, nbyo;
+	struct fnext *h;	/* a min-heap by ts */
+	size_t nh;
+	size_t *stk;		/* the walk of the heap */
+	size_t *seen;		/* per device: last record listing it, + 1 */
+	uint32_t *dev;		/* the devices of a record, ascending */
+	size_t ndev;
+};
+
+static int
+fdev_cmp(const void *a, const void *b)
+{
+	const struct fdev *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* The first of v[0..n) whose key is at least key. */
+static size_t
+fdev_at(const struct fdev *v, size_t n, int64_t key)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (v[m].key < key)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+static void
+heap_down(struct fnext *h, size_t n, size_t j)
+{
+	for (;;) {
+		size_t m = j, l = 2 * j + 1, r = l + 1;
+		struct fnext t;
+
+		if (l < n && h[l].ts < h[m].ts)
+			m = l;
+		if (r < n && h[r].ts < h[m].ts)
+			m = r;
+		if (m == j)
+			return;
+		t = h[j];
+		h[j] = h[m];
+		h[m] = t;
+		j = m;
+	}
+}
+
+/* The index of the devices' flops; fc: a cursor on each one's flog. */
+static void
+fidx_init(const nd_steps *s, struct fidx *x, nd_ivcur *fc)
+{
+	size_t nn = 0, no = 0, nd = s->ndevs;
+
+	memset(x, 0, sizeof *x);
+	for (size_t d = 0; d < nd; d++) {
+		nn += s->devs[d].k.next;
+		no += s->devs[d].k.norph;
+	}
+	x->byn = nd_xmalloc((nn ? nn : 1) * sizeof *x->byn);
+	x->byo = nd_xmalloc((no ? no : 1) * sizeof *x->byo);
+	x->h = nd_xmalloc((nd ? nd : 1) * sizeof *x->h);
+	x->stk = nd_xmalloc((nd ? nd : 1) * sizeof *x->stk);
+	x->seen = nd_xcalloc(nd, sizeof *x->seen);
+	x->dev = nd_xmalloc((nd ? nd : 1) * sizeof *x->dev);
+	for (size_t d = 0; d < nd; d++) {
+		const struct keyed *k = &s->devs[d].k;
+
+		for (size_t i = 0; i < k->next; i++) {
+			x->byn[x->nbyn].key = k->ext[i].num;
+			x->byn[x->nbyn++].dev = (uint32_t)d;
+		}
+		for (size_t i = 0; i < k->norph; i++) {
+			x->byo[x->nbyo].key = k->ext[k->orph[i]].lo;
+			x->byo[x->nbyo++].dev = (uint32_t)d;
+		}
+		if (nd_ivlog_count(&k->flog) > 0) {
+			x->h[x->nh].ts = nd_ivcur_at(&fc[d], 0).lo;
+			x->h[x->nh++].dev = (uint32_t)d;
+		}
+	}
+	qsort(x->byn, x->nbyn, sizeof *x->byn, fdev_cmp);
+	qsort(x->byo, x->nbyo, sizeof *x->byo, fdev_cmp);
+	for (size_t j = x->nh; j-- > 0;)
+		heap_down(x->h, x->nh, j);
+}
+
+static void
+fidx_free(struct fidx *x)
+{
+	free(x->byn);
+	free(x->byo);
+	free(x->h);
+	free(x->stk);
+	free(x->seen);
+	free(x->dev);
+}
+
+static void
+fidx_mark(struct fidx *x, size_t rec, uint32_t d)
+{
+	if (x->seen[d] != rec + 1) {
+		x->seen[d] = rec + 1;
+		x->dev[x->ndev++] = d;
+	}
+}
+
+/* x->dev: the devices with flops in record rec (num, [lo, hi)), by
+ * index; lo does not decrease from one call to the next. */
+static void
+fidx_devices(const nd_steps *s, struct fidx *x, nd_ivcur *fc, size_t rec,
+    int64_t num, int64_t lo, int64_t hi)
+{
+	size_t ns = 0;
+
+	/* each device's next op without a key: at or after lo */
+	while (x->nh > 0 && x->h[0].ts < lo) {
+		uint32_t d = x->h[0].dev;
+		uint64_t i = nd_ivcur_seek_lo(&fc[d], lo);
+
+		if (i < nd_ivlog_count(&s->devs[d].k.flog))
+			x->h[0].ts = nd_ivcur_at(&fc[d], i).lo;
+		else
+			x->h[0] = x->h[--x->nh];
+		heap_down(x->h, x->nh, 0);
+	}
+	x->ndev = 0;
+	for (size_t i = fdev_at(x->byn, x->nbyn, num);
+	    i < x->nbyn && x->byn[i].key == num; i++)
+		fidx_mark(x, rec, x->byn[i].dev);
+	for (size_t i = fdev_at(x->byo, x->nbyo, lo);
+	    i < x->nbyo && x->byo[i].key < hi; i++)
+		fidx_mark(x, rec, x->byo[i].dev);
+	/* the heap's entries before hi: a walk that stops at later ones */
+	if (x->nh > 0 && x->h[0].ts < hi)
+		x->stk[ns++] = 0;
+	while (ns > 0) {
+		size_t j = x->stk[--ns];
+
+		fidx_mark(x, rec, x->h[j].dev);
+		for (size_t c = 2 * j + 1; c <= 2 * j + 2 && c < x->nh; c++)
+			if (x->h[c].ts < hi)
+				x->stk[ns++] = c;
+	}
+	qsort(x->dev, x->ndev, sizeof *x->dev, u32_cmp);
+}
+
+/* Devices with ops in [d0, d1) (at least 1) and their summed peak (0:
+ * one's is unknown; without device ops, the option's). */
+static void
+domain_of(const nd_steps *s, int d0, int d1, uint32_t *ndev, double *peak)
+{
+	*ndev = 0;
+	for (int d = d0; d < d1; d++)
+		*ndev += s->devs[d].nops > 0;
+	if (*ndev == 0)
+		*ndev = 1;
+	*peak = 0;
+	if (!nd_steps_has_devices(s)) {
+		*peak = s->o.peak_tflops;
+		return;
+	}
+	for (int d = d0; d < d1; d++) {
+		double p;
+
+		if (s->devs[d].nops == 0)
+			continue;
+		if ((p = dev_peak(s, d)) <= 0) {
+			*peak = 0;
+			break;
+		}
+		*peak += p;
+	}
+}
+
+/* Flops of record i (o) from the devices' ops: by index when over all of
+ * many devices (x), else a look at each of its devices. */
+static void
+rec_flops(nd_steps *s, struct fidx *x, nd_ivcur *fc, size_t i, nd_step *o)
+{
+	int64_t lo = o->ts, hi = o->ts + o->dur;
+	int nd = (int)s->ndevs, d0 = o->dev < 0 ? 0 : o->dev;
+	int d1 = o->dev < 0 ? nd : o->dev + 1;
+
+	o->has_flops = 1;
+	if (o->dev < 0 && nd > 1) {
+		fidx_devices(s, x, fc, i, o->num, lo, hi);
+		for (size_t j = 0; j < x->ndev; j++)
+			o->flops += keyed_flops(s, &s->devs[x->dev[j]].k,
+			    &fc[x->dev[j]], o->num, lo, hi);
+		return;
+	}
+	for (int d = d0; d < d1; d++)
+		o->flops += keyed_flops(s, &s->devs[d].k, &fc[d], o->num, lo,
+		    hi);
+}
+
+/* Devices, flops and peak of every record (sorted by step_cmp: those over
+ * all devices first, by start). */
 static void
 fill_rest(nd_steps *s)
 {
 	int nd = (int)s->ndevs, dev_flops = 0;
 	nd_ivcur *fc = nd_xcalloc((size_t)nd + 1, sizeof *fc);
+	struct fidx x;
+	uint32_t all_ndev;
+	double all_peak;
 
-	for (int d = 0; d < nd; d++)
+	for (int d = 0; d < nd; d++) {
 		nd_ivcur_init(&fc[d], &s->devs[d].k.flog);
-	nd_ivcur_init(&fc[nd], &s->hk.flog);
-	for (int d = 0; d < nd; d++)
+		orphans_of(s, &s->devs[d].k);
 		dev_flops |= s->devs[d].k.has_flops;
+	}
+	nd_ivcur_init(&fc[nd], &s->hk.flog);
+	orphans_of(s, &s->hk);
+	memset(&x, 0, sizeof x);
+	if (dev_flops && nd > 1)
+		fidx_init(s, &x, fc);
+	domain_of(s, 0, nd, &all_ndev, &all_peak);
 	for (size_t i = 0; i < s->nout; i++) {
 		nd_step *o = &s->out[i];
-		int64_t lo = o->ts, hi = o->ts + o->dur;
-		int d0 = o->dev, d1 = o->dev + 1;
 
 		if (o->dev < 0) {
-			d0 = 0;
-			d1 = nd;
-		}
-		o->ndev = 0;
-		for (int d = d0; d < d1; d++)
-			o->ndev += s->devs[d].nops > 0;
-		if (o->ndev == 0)
-			o->ndev = 1;
+			o->ndev = all_ndev;
+			o->peak_tflops = all_peak;
+		} else
+			domain_of(s, o->dev, o->dev + 1, &o->ndev,
+			    &o->peak_tflops);
 		/* flops: device ops, else host ops (Kineto with_flops) */
-		if (dev_flops) {
-			o->has_flops = 1;
-			for (int d = d0; d < d1; d++)
-				o->flops += keyed_flops(s, &s->devs[d].k,
-				    &fc[d], o->num, lo, hi);
-		} else if (s->hk.has_flops && (o->dev < 0 || nd <= 1)) {
+		if (dev_flops)
+			rec_flops(s, &x, fc, i, o);
+		else if (s->hk.has_flops && (o->dev < 0 || nd <= 1)) {
 			o->has_flops = 1;
 			o->flops = keyed_flops(s, &s->hk, &fc[nd], o->num,
-			    lo, hi);
+			    o->ts, o->ts + o->dur);
 		}
-		if (!nd_steps_has_devices(s))
-			o->peak_tflops = s->o.peak_tflops;
-		else
-			for (int d = d0; d < d1; d++) {
-				double p;
-
-				if (s->devs[d].nops == 0)
-					continue;
-				if ((p = dev_peak(s, d)) <= 0) {
-					o->peak_tflops = 0;
-					break;
-				}
-				o->peak_tflops += p;
-			}
 	}
+	fidx_free(&x);
 	for (int d = 0; d <= nd; d++)
 		nd_ivcur_free(&fc[d]);
 	free(fc);
@@ -1762,10 +2115,7 @@ nd_steps_ndevices(const nd_steps *s)
 int
 nd_steps_has_devices(const nd_steps *s)
 {
-	for (size_t i = 0; i < s->ndevs; i++)
-		if (s->devs[i].nops > 0)
-			return 1;
-	return 0;
+	return s->nopdevs > 0;
 }
 
 /* ---- statistics ---- */
