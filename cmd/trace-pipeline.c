@@ -206,6 +206,13 @@ write_answer(struct run *r)
 	}
 }
 
+/* The records the answer passes through (an nd_partial_ok_fn). */
+static int
+is_meta(const nd_event *ev)
+{
+	return ev->type == ND_EV_META;
+}
+
 static void
 read_input(struct run *r, char **argv, int argc)
 {
@@ -215,7 +222,7 @@ read_input(struct run *r, char **argv, int argc)
 	nd_event_init(&ev);
 	while (nd_stream_next(st, &ev)) {
 		nd_pipe_add(r->p, &ev);
-		if (ev.type == ND_EV_META) {
+		if (is_meta(&ev)) {
 			nd_buf_add(&r->meta, ev.line, ev.len);
 			nd_buf_addc(&r->meta, '\n');
 		}
@@ -247,8 +254,12 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		} else
 			free(c);
 	} else if (nd_str_eq(ev->type_name, LINE)) {
+		size_t at = r->meta.len;
+
 		nd_json_unescape(nd_stream_need(st, ev, "line", ND_JSTR),
 		    &r->meta);
+		nd_partial_record("line", r->meta.p + at, r->meta.len - at,
+		    is_meta, "a meta record");
 		nd_buf_addc(&r->meta, '\n');
 		return;
 	}
@@ -272,11 +283,9 @@ run(const struct args *a, char **argv, int argc)
 		body[nb++] = LINE;
 		for (size_t i = 0; i < nd_pipe_partial_ntypes && nb < 16; i++)
 			body[nb++] = nd_pipe_partial_types[i];
+		/* every input holds a partial (nd_partial_read) */
 		nd_partial_read(argv, argc, ND_PIPE_PARTIAL, body, nb,
 		    merge_record, &r);
-		if (r.nheaders == 0)
-			nd_die(ND_EXIT_ERROR, "--merge: no " ND_PIPE_PARTIAL
-			    " header in the input");
 	} else
 		read_input(&r, argv, argc);
 	r.o = nd_out_open(a->out);

@@ -285,17 +285,13 @@ read_all(struct run *r, const regex_t *re)
 			nd_steps_add(r->steps, &ev, &sr);
 			continue;
 		}
-		if (ev.type == ND_EV_INSTANT || ev.type == ND_EV_COUNTER ||
-		    ev.type == ND_EV_FLOW || ev.type == ND_EV_END)
+		/* the others are read, or recomputed from the steps */
+		if (!nd_stepspart_passes(&ev))
 			continue;
 		if (ev.type == ND_EV_META)
 			nd_steps_meta(r->steps, &ev);
 		else if (nd_str_eq(ev.type_name, "step"))
 			read_step(r, &ev);
-		else if (nd_str_eq(ev.type_name, "step_summary") ||
-		    nd_str_eq(ev.type_name, "step_ranks") ||
-		    nd_str_eq(ev.type_name, "straggler"))
-			continue;	/* recomputed from the steps */
 		emit(r, ev.line, ev.len);
 	}
 	if (cur >= 0)

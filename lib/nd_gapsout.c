@@ -242,7 +242,8 @@ merge_header(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 	free(c.step_regex);
 }
 
-/* A line of a partial, as a run writes it. */
+/* A line of a partial, as a run writes it: a gap record (read as one),
+ * or a record passed through, which is one only once checked. */
 static void
 merge_line(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 {
@@ -250,15 +251,19 @@ merge_line(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 	const char *p = ev->line;
 	size_t n = ev->len;
 
-	if (nd_str_eq(ev->type_name, "gap_pass") && !g->partial) {
+	if (nd_str_eq(ev->type_name, "gap_pass")) {
 		if (n < hl + 1 || memcmp(p, PASS_HEAD, hl) != 0 ||
 		    p[n - 1] != '}')
 			nd_die(ND_EXIT_ERROR, "%s:%llu: gap_pass record not "
 			    "as --partial writes it (" PASS_HEAD "RECORD})",
 			    nd_stream_file(st),
 			    (unsigned long long)nd_stream_lineno(st));
-		p += hl;
-		n -= hl + 1;
+		nd_partial_record("line", p + hl, n - hl - 1,
+		    nd_partial_passed, "a record trace-gaps passes through");
+		if (!g->partial) {
+			p += hl;
+			n -= hl + 1;
+		}
 	}
 	nd_buf_add(nd_out_buf(g->o), p, n);
 	nd_buf_addc(nd_out_buf(g->o), '\n');
@@ -287,9 +292,7 @@ nd_gapsout_merge(nd_gapsout *g, nd_out *o, int partial, int summary,
 
 	/* the totals are read (and checked) even when not written */
 	start(g, o, partial, summary, 1);
+	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, HEADER, body, sizeof body / sizeof *body,
 	    merge_record, g);
-	if (g->nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "--merge: no " HEADER " header in the "
-		    "input");
 }

@@ -1,6 +1,7 @@
 #include "nd_gapsum.h"
 #include "nd_hash.h"
 #include "nd_json.h"
+#include "nd_partial.h"
 #include "nd_sort.h"
 #include "nd_util.h"
 
@@ -292,8 +293,9 @@ nd_gapsum_read(nd_gapsum *s, nd_stream *st, const nd_event *ev)
 		    nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st),
 		    i == BY_SCOPE ? " or null" : "");
-	count = need_i64(st, ev, "count");
-	total = need_i64(st, ev, "total_ns");
+	/* the figures the merge adds (nd_partial_sum) */
+	count = nd_partial_sum("count", need_i64(st, ev, "count"));
+	total = nd_partial_sum("total_ns", need_i64(st, ev, "total_ns"));
 	max = need_i64(st, ev, "max_ns");
 	if (count == 0 || max > total)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: gap_sum totals that no gaps "

@@ -8,7 +8,8 @@
  * nd_gapsum_read() for each gap_sum record), nd_gapsum_write() at the end.
  * Integer sums only, so the order of adding does not matter and a merge of
  * partials gives the totals of one run; sums saturate at INT64_MAX (never
- * reached by real profiles: 292 years).  Rows are ordered by total_ns
+ * reached by real profiles: 292 years), and a merge refuses partials whose
+ * figures add up past 2^60 (nd_partial_sum).  Rows are ordered by total_ns
  * descending, then by key (bytes; no scope before any scope), so the record
  * does not depend on the order of the gaps.  Memory: one row per distinct
  * cause, payload name and scope.

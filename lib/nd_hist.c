@@ -227,6 +227,7 @@ nd_hist_read(nd_hist *h, const nd_jval *arr)
 	nd_jval v;
 	nd_jerr je;
 	int64_t pair[2];
+	uint64_t sum = 0;
 	int k = 0, r;
 
 	if (arr->type != ND_JARR)
@@ -237,7 +238,9 @@ nd_hist_read(nd_hist *h, const nd_jval *arr)
 		    pair[k] < 0)
 			return -1;
 		if (k == 1) {
-			if (pair[0] > (int64_t)nd_hist_index(INT64_MAX))
+			sum += (uint64_t)pair[1];	/* each <= 2^53 */
+			if (pair[0] > (int64_t)nd_hist_index(INT64_MAX) ||
+			    sum > (uint64_t)ND_JSON_MAX_SAFE_INT)
 				return -1;
 			nd_hist_add_bucket(h, (uint32_t)pair[0],
 			    (uint64_t)pair[1]);

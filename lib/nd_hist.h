@@ -76,7 +76,9 @@ void nd_hist_free(nd_hist *h);
 void nd_hist_write(const nd_hist *h, nd_jw *w);
 /* Read a serialised array (a validated JSON value) and add its counts to h;
  * min/max are not in the array: the caller sets them.  0 ok, -1 when the
- * value is not an array of index/count integer pairs. */
+ * value is not an array of index/count integer pairs, or its counts add up
+ * to more than 2^53 (the most a count that the array must match can be:
+ * more is no histogram that was written, and could wrap the counts). */
 int nd_hist_read(nd_hist *h, const nd_jval *arr);
 
 #endif

@@ -126,7 +126,7 @@ nd_in_open(const char *path)
 
 	in->max = nd_in_max();	/* a bad NDTRACE_MAX_INPUT: before any read */
 
-	in->name = nd_xstrdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+	in->name = nd_xstrdup(nd_in_path_name(path));
 	if (strcmp(path, "-") == 0)
 		in->fd = STDIN_FILENO;
 	else if ((in->fd = open(path, O_RDONLY)) < 0)
@@ -408,6 +408,12 @@ const char *
 nd_in_name(const nd_in *in)
 {
 	return in->name;
+}
+
+const char *
+nd_in_path_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
 uint64_t

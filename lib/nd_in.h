@@ -34,6 +34,8 @@ size_t nd_in_read(nd_in *in, void *buf, size_t n);
 /* Append the whole rest of the input to b. */
 void nd_in_slurp(nd_in *in, nd_buf *b);
 const char *nd_in_name(const nd_in *in);	/* as given, "<stdin>" for "-" */
+/* The name of path as nd_in_name gives it, before or after it is read. */
+const char *nd_in_path_name(const char *path);
 uint64_t nd_in_offset(const nd_in *in);		/* decompressed bytes read */
 int nd_in_is_gzip(const nd_in *in);
 /* Peek at the first bytes (decompressed) without consuming them; returns

@@ -1,6 +1,8 @@
 #include "nd_partial.h"
+#include "nd_in.h"
 #include "nd_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +55,9 @@ nd_partial_end(nd_partial_w *pw)
 	nd_jw_obj(&w);
 	nd_jw_kcstr(&w, "type", ND_PARTIAL_END);
 	nd_jw_kuint(&w, "records", pw->lines > 0 ? pw->lines - 1 : 0);
+	/* nothing to say, and saying so (nd_partial.h) */
+	if (pw->lines <= 1)
+		nd_jw_kbool(&w, "empty", 1);
 	nd_jw_kcstr(&w, "sha256", hex);
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
@@ -78,6 +83,13 @@ typedef struct reader {
 	nd_buf text;		/* its lines, header included */
 	held *lines;
 	size_t nlines, caplines;
+	char **paths;		/* the inputs */
+	int npaths;
+	int in;			/* the input being read, -1 before */
+	unsigned inparts;	/* partials read in it */
+	uint64_t sum;		/* nd_partial_sum */
+	nd_event pev;		/* nd_partial_record */
+	nd_buf pscratch;
 } reader;
 
 /* reachable for the leak checker if we die */
@@ -107,6 +119,29 @@ cut_short(reader *r)
 	    (unsigned long long)r->line);
 }
 
+/* A partial without records says so (nd_partial.h). */
+static void
+check_empty(reader *r)
+{
+	const nd_jval *e = nd_event_get(&r->ev, "empty");
+	int empty = e != NULL && e->type == ND_JTRUE;
+
+	if (r->nlines == 1 && !empty)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results empty: no "
+		    "records between this header and its " ND_PARTIAL_END
+		    ", which does not say \"empty\":true as --partial does "
+		    "for a rank without data (a --partial job failed, or the "
+		    "partial was edited)", r->file,
+		    (unsigned long long)r->line);
+	if (r->nlines > 1 && e != NULL)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
+		    ND_PARTIAL_END " says \"empty\" of the partial begun at "
+		    "line %llu, which has %zu records: " CAUSE,
+		    nd_stream_file(r->st),
+		    (unsigned long long)nd_stream_lineno(r->st),
+		    (unsigned long long)r->line, r->nlines - 1);
+}
+
 /* The trailer: check it, then hand the held lines on. */
 static void
 close_partial(reader *r, nd_partial_fn fn, void *ctx)
@@ -131,6 +166,7 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 		    "begun at line %llu: " CAUSE, nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st),
 		    (unsigned long long)r->line);
+	check_empty(r);
 	for (size_t i = 0; i < r->nlines; i++) {
 		const held *h = &r->lines[i];
 
@@ -160,54 +196,80 @@ is_body(const nd_event *ev, const char *const *body, size_t nbody)
 	return 0;
 }
 
+/* The header of a partial, in r->ev. */
+static void
+open_partial(reader *r, const char *header)
+{
+	nd_stream *st = r->st;
+	const nd_jval *v = nd_event_get(&r->ev, "version");
+	int64_t ver;
+
+	if (r->open)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: a %s "
+		    "header inside the partial begun at line %llu: " CAUSE,
+		    nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), header,
+		    (unsigned long long)r->line);
+	if (v == NULL || v->type != ND_JNUM || nd_json_int(v, &ver) != 0 ||
+	    ver != ND_PARTIAL_VERSION)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: %s of another format (version "
+		    "%.*s, not %d): make the partial results again with this "
+		    "%s", nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), header,
+		    v != NULL ? (int)v->len : 1, v != NULL ? v->raw : "1",
+		    ND_PARTIAL_VERSION, nd_progname);
+	r->open = 1;
+	r->line = nd_stream_lineno(st);
+	r->source = r->ev.source;
+	r->file = nd_xstrdup(nd_stream_file(st));
+	nd_sha256_init(&r->sha);
+	hold(r, &r->ev);
+}
+
+/* Inputs r->in (when one) up to, not including, `to` are read: each
+ * held a partial. */
+static void
+inputs_read(reader *r, const char *header, int to)
+{
+	for (int i = r->in; i < to; i++)
+		if (i >= 0 && (i > r->in || r->inparts == 0))
+			nd_die(ND_EXIT_ERROR, "%s: no partial results in it (no "
+			    "%s header): its --partial job failed, or it is not "
+			    "the output of %s --partial",
+			    nd_in_path_name(r->paths[i]), header, nd_progname);
+	r->in = to;
+	r->inparts = 0;
+}
+
 unsigned
 nd_partial_read(char **paths, int n, const char *header,
     const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx)
 {
+	static char *std_in[] = { "-" };
 	reader *r = nd_xcalloc(1, sizeof *r);
 	nd_stream *st;
 	unsigned count = 0;
 
 	cur = r;
+	r->paths = n > 0 ? paths : std_in;
+	r->npaths = n > 0 ? n : 1;
+	r->in = -1;
 	st = r->st = nd_stream_open(paths, n);
 	nd_stream_set_hint(st, "a torn partial record", CAUSE);
 	nd_event_init(&r->ev);
 	nd_event_init(&r->rev);
+	nd_event_init(&r->pev);
 	while (nd_stream_next(st, &r->ev)) {
 		const nd_event *ev = &r->ev;
 
 		/* a partial ends in the file it began in */
 		if (r->open && ev->source != r->source)
 			cut_short(r);
-		if (nd_str_eq(ev->type_name, header)) {
-			const nd_jval *v = nd_event_get(ev, "version");
-			int64_t ver;
-
-			if (r->open)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
-				    "mixed: a %s header inside the partial "
-				    "begun at line %llu: " CAUSE,
-				    nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    header, (unsigned long long)r->line);
-			if (v == NULL || v->type != ND_JNUM ||
-			    nd_json_int(v, &ver) != 0 ||
-			    ver != ND_PARTIAL_VERSION)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: %s of another "
-				    "format (version %.*s, not %d): make the "
-				    "partial results again with this %s",
-				    nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    header, v != NULL ? (int)v->len : 1,
-				    v != NULL ? v->raw : "1",
-				    ND_PARTIAL_VERSION, nd_progname);
-			r->open = 1;
-			r->line = nd_stream_lineno(st);
-			r->source = ev->source;
-			r->file = nd_xstrdup(nd_stream_file(st));
-			nd_sha256_init(&r->sha);
-			hold(r, ev);
-		} else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
+		if (nd_stream_input(st) != r->in)
+			inputs_read(r, header, nd_stream_input(st));
+		if (nd_str_eq(ev->type_name, header))
+			open_partial(r, header);
+		else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
 			if (!r->open)
 				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
 				    "mixed: a " ND_PARTIAL_END " without its %s "
@@ -216,6 +278,7 @@ nd_partial_read(char **paths, int n, const char *header,
 				    header);
 			close_partial(r, fn, ctx);
 			count++;
+			r->inparts++;
 		} else if (is_body(ev, body, nbody)) {
 			if (!r->open)
 				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
@@ -243,13 +306,74 @@ nd_partial_read(char **paths, int n, const char *header,
 	}
 	if (r->open)
 		cut_short(r);
+	inputs_read(r, header, r->npaths);
 	nd_stream_close(st);
 	nd_event_free(&r->ev);
 	nd_event_free(&r->rev);
+	nd_event_free(&r->pev);
 	nd_buf_free(&r->scratch);
+	nd_buf_free(&r->pscratch);
 	nd_buf_free(&r->text);
 	free(r->lines);
 	free(r);
 	cur = NULL;
 	return count;
+}
+
+/* ---- for the callback ---- */
+
+int64_t
+nd_partial_sum(const char *key, int64_t v)
+{
+	reader *r = cur;
+	uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	if (r == NULL)		/* a reader used alone (nd-unit) */
+		return v;
+	if (a > (uint64_t)ND_PARTIAL_SUM_MAX - r->sum)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record: \"%s\" is %lld, "
+		    "and the figures the merge adds up pass 2^60 (36 years in "
+		    "ns): partial results of no profile (edited, or written by "
+		    "another program)", nd_stream_file(r->st),
+		    (unsigned long long)nd_stream_lineno(r->st),
+		    (int)r->rev.type_name.n, r->rev.type_name.p, key,
+		    (long long)v);
+	r->sum += a;
+	return v;
+}
+
+uint64_t
+nd_partial_records(void)
+{
+	return cur->nlines - 1;
+}
+
+void
+nd_partial_record(const char *key, const char *text, size_t len,
+    nd_partial_ok_fn *ok, const char *what)
+{
+	reader *r = cur;
+	nd_everr err;
+	char why[sizeof err.msg + 64];
+
+	if (memchr(text, '\n', len) != NULL || memchr(text, '\r', len) != NULL)
+		snprintf(why, sizeof why, "a line break in it");
+	else if (nd_event_decode(&r->pev, text, len, &r->pscratch, &err) != 0)
+		snprintf(why, sizeof why, "%s", err.msg);
+	else if (!ok(&r->pev))
+		snprintf(why, sizeof why, "a %.*s record",
+		    (int)r->pev.type_name.n, r->pev.type_name.p);
+	else
+		return;
+	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record whose \"%s\" is not %s "
+	    "(%s): partial results of no run (edited, or written by another "
+	    "program)", nd_stream_file(r->st),
+	    (unsigned long long)nd_stream_lineno(r->st),
+	    (int)r->rev.type_name.n, r->rev.type_name.p, key, what, why);
+}
+
+int
+nd_partial_passed(const nd_event *rec)
+{
+	return rec->type == ND_EV_META || rec->type == ND_EV_OTHER;
 }

@@ -8,7 +8,8 @@
  *   {"type":"partial_end","records":N,"sha256":"..."}
  *
  * where N counts the lines between header and trailer and sha256 is that of
- * every byte from the header's first to the last record's newline.
+ * every byte from the header's first to the last record's newline; when N
+ * is 0, "empty":true follows "records" (see below).
  *
  * Why: jobs that write partials to one pipe interleave (a write above
  * PIPE_BUF is not atomic), and a torn or mixed line can still be valid JSON
@@ -17,6 +18,24 @@
  * program, so a torn, cut-short or mixed partial is an error that names the
  * cause (exit 2), never a silently wrong merge.  Memory: one partial's
  * lines at a time.
+ *
+ * The framing proves a partial whole, not honest: one can be edited and
+ * framed again.  So the reader also holds every partial to what a writer
+ * makes, once here for every merger:
+ *   - every input holds a partial, and a partial holds records unless its
+ *     trailer says "empty":true, which nd_partial_end() writes for a writer
+ *     with nothing to say (a rank without spans): an empty file or a bare
+ *     header and trailer is a --partial job that failed, not a rank.  (The
+ *     trailer, not the header: a writer that streams its records, as
+ *     trace-gaps does, knows only at the end.)
+ *   - figures a merge adds pass nd_partial_sum(), so that no sum of them,
+ *     nor any sum the analysis makes of those sums, leaves int64: an
+ *     error, never a wrapped or saturated figure;
+ *   - a count that sizes memory is at most the partial's records
+ *     (nd_partial_records()), one of which carries each thing counted;
+ *   - a record passed through to the output is checked to be one record of
+ *     the stream before it is written (nd_partial_record()).
+ * Each dies naming the file and the record's line (exit 2).
  */
 #ifndef ND_PARTIAL_H
 #define ND_PARTIAL_H
@@ -44,7 +63,8 @@ typedef struct nd_partial_w {
 void nd_partial_begin(nd_partial_w *pw, nd_out *o, nd_jw *w, const char *type);
 /* Instead of nd_out_commit() for every complete line of the partial. */
 void nd_partial_commit(nd_partial_w *pw);
-/* Write the trailer and commit it. */
+/* Write the trailer ("empty":true when no record was committed) and
+ * commit it. */
 void nd_partial_end(nd_partial_w *pw);
 
 /* Called for the header and for each record of a partial whose trailer
@@ -53,9 +73,36 @@ typedef void (*nd_partial_fn)(void *ctx, nd_stream *st, const nd_event *ev);
 
 /* Read paths[0..n) (stdin when n == 0): partials with header type HEADER
  * whose records have one of the types body[0..nbody).  `meta` and `end`
- * records between partials are skipped; anything else dies with a one-line
- * message.  Returns the number of partials read. */
+ * records between partials are skipped; anything else, and an input that
+ * holds no partial, dies with a one-line message.  Returns the number of
+ * partials read (at least one an input). */
 unsigned nd_partial_read(char **paths, int n, const char *header,
     const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx);
+
+/* The rest are for an nd_partial_fn, on the record it was handed. */
+
+/* Figures a merge adds up (durations, counts) add up to at most this over
+ * the whole merge: 2^60 ns is 36 years, beyond any profile, and an int64
+ * holds 7 times it, so the analysis can add the merged sums again. */
+#define ND_PARTIAL_SUM_MAX (INT64_C(1) << 60)
+/* v, the figure KEY of the record, after adding |v| to the merge's total
+ * of figures; dies "FILE:LINE: ... pass 2^60" past ND_PARTIAL_SUM_MAX.
+ * (Outside nd_partial_read, a reader used alone, it returns v.) */
+int64_t nd_partial_sum(const char *key, int64_t v);
+/* The number of records (header and trailer not counted) of the partial
+ * the record is in: the bound of a count its header declares. */
+uint64_t nd_partial_records(void);
+
+/* A record of the stream that a partial carries for the merge to write as
+ * it is (a line a run passes through): text[0..len), the value of member
+ * KEY of the record.  Dies (FILE:LINE, exit 2) unless it is one record of
+ * ndtrace(7) -- one JSON object with a "type", no line break -- that
+ * ok(rec) accepts; WHAT names those for the message ("a meta record"). */
+typedef int nd_partial_ok_fn(const nd_event *rec);
+void nd_partial_record(const char *key, const char *text, size_t len,
+    nd_partial_ok_fn *ok, const char *what);
+/* Records a filter passes through (ndtrace(7)): meta and other types, not
+ * span, instant, counter, flow or end.  An nd_partial_ok_fn. */
+int nd_partial_passed(const nd_event *rec);
 
 #endif

@@ -85,6 +85,7 @@ struct nd_pipe {
 	size_t nmk, capmk;
 	uint64_t seq;
 	uint32_t base;		/* partial being read: its first source */
+	uint32_t psrc;		/* and its pipe_source records so far */
 	const char *pfile;	/* partial being read: where, for messages */
 	uint64_t pline;
 	int done, abs;
@@ -1225,14 +1226,27 @@ part_int(const nd_pipe *p, const nd_event *ev, const char *key, int need,
 	return x;
 }
 
-/* The partial's source numbered after the sources of those before it. */
+/* The partial's source numbered after the sources of those before it.
+ * Its pipe_source records come first, numbered from 0 (as written), and
+ * the others name one of them: a source costs a record, so memory is
+ * bounded by the partial's size, whatever "src" says. */
 static uint32_t
 part_source(nd_pipe *p, const nd_event *ev)
 {
 	int64_t s = part_int(p, ev, "src", 1, NULL);
+	int decl = nd_str_eq(ev->type_name, "pipe_source");
 
-	if (s < 0 || s >= (int64_t)UINT32_MAX - p->base)
-		part_die(p, ev, "src");
+	if (decl ? s != p->psrc : s < 0 || s >= p->psrc)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of \"src\" %lld: "
+		    "%s %lu pipe_source records before it",
+		    p->pfile != NULL ? p->pfile : "-",
+		    (unsigned long long)p->pline, (int)ev->type_name.n,
+		    ev->type_name.p, (long long)s, decl ? "the sources of a "
+		    "partial are numbered in order, and it has" :
+		    "not a source of its partial, which has",
+		    (unsigned long)p->psrc);
+	if (decl)
+		p->psrc++;
 	(void)source(p, (uint64_t)p->base + (uint64_t)s);
 	return p->base + (uint32_t)s;
 }
@@ -1281,6 +1295,7 @@ nd_pipe_partial_add(nd_pipe *p, const nd_event *ev, const char *file,
 	p->pline = line;
 	if (nd_str_eq(ev->type_name, ND_PIPE_PARTIAL)) {
 		p->base = (uint32_t)p->nsrc;
+		p->psrc = 0;
 		return;
 	}
 	if (!nd_str_eq(ev->type_name, "pipe_source") &&

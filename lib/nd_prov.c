@@ -3,6 +3,7 @@
  */
 #include "nd_prov.h"
 
+#include "nd_partial.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
@@ -24,6 +25,7 @@ nd_prov_header(nd_prov *p, nd_stream *st, const nd_event *ev)
 {
 	const nd_jval *v;
 	char *s = nd_jstr_dup(nd_stream_need(st, ev, "rule", ND_JSTR));
+	int64_t n;
 
 	if (p->rule != NULL && strcmp(s, p->rule) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with "
@@ -45,7 +47,14 @@ nd_prov_header(nd_prov *p, nd_stream *st, const nd_event *ev)
 	v = nd_event_get(ev, "fallback");
 	p->fallback = v != NULL && v->type == ND_JTRUE;
 	p->nfallback += p->fallback;
-	p->sources += (uint32_t)nd_stream_need_int(st, ev, "sources");
+	n = nd_partial_sum("sources", nd_stream_need_int(st, ev, "sources"));
+	if (n < 0 || (uint64_t)n > UINT32_MAX - p->sources)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: \"sources\" must be an integer "
+		    ">= 0, with those of the partials before at most %lu",
+		    nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st),
+		    (unsigned long)UINT32_MAX);
+	p->sources += (uint32_t)n;
 	p->nheaders++;
 }
 

@@ -399,9 +399,13 @@ merge_group(nd_regions *r, nd_stream *st, const nd_event *ev)
 		    (unsigned long long)nd_stream_lineno(st));
 	id = nd_agg_id(r->agg, r->key.p, r->key.len);
 	row = nd_agg_row_of(r->agg, id);
-	row->count += (uint64_t)nd_stream_need_int(st, ev, "count");
-	row->self_ns += nd_stream_need_int(st, ev, "exclusive_ns");
-	row->overrun += (uint64_t)nd_stream_need_int(st, ev, "overrun");
+	/* the figures the merge adds (nd_partial_sum) */
+	row->count += (uint64_t)nd_partial_sum("count",
+	    nd_stream_need_int(st, ev, "count"));
+	row->self_ns += nd_partial_sum("exclusive_ns",
+	    nd_stream_need_int(st, ev, "exclusive_ns"));
+	row->overrun += (uint64_t)nd_partial_sum("overrun",
+	    nd_stream_need_int(st, ev, "overrun"));
 }
 
 /* One record of a partial whose framing checked out (nd_partial). */
@@ -425,10 +429,8 @@ nd_regions_merge(nd_regions *r, char **paths, int n)
 	/* partial results keep every key: any view can be made of them */
 	if (r->o.fmt == ND_REG_PARTIAL)
 		r->o.by_device = r->o.ops = 1;
+	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, "region_partial", body, 1, merge_record, r);
-	if (r->prov.nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "--merge: no region_partial header in "
-		    "the input");
 	nd_prov_merged(&r->prov);
 }
 

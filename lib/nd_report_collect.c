@@ -553,6 +553,13 @@ rep_dev(nd_report *r, const char *key)
 	return d;
 }
 
+int
+nd_rep_is_diff(const nd_event *ev)
+{
+	return nd_str_eq(ev->type_name, "delta") ||
+	    nd_str_eq(ev->type_name, "verdict");
+}
+
 void
 nd_rep_finish_source(nd_report *r)
 {
@@ -791,8 +798,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		s->flows++;
 		return;
 	default:
-		if (nd_str_eq(ev->type_name, "delta") ||
-		    nd_str_eq(ev->type_name, "verdict")) {
+		if (nd_rep_is_diff(ev)) {
 			nd_grow(&r->diff, &r->capdiff, r->ndiff + 1,
 			    sizeof *r->diff);
 			r->diff[r->ndiff++] = nd_xstrndup(ev->line, ev->len);

@@ -402,6 +402,9 @@ void nd_rep_scan_new(nd_report *r);
 void nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
     uint32_t id, uint64_t k, int64_t ns);
 void nd_rep_finish_source(nd_report *r);
+/* A record of trace-diff (delta, verdict), which the report keeps as it
+ * is (an nd_partial_ok_fn). */
+int nd_rep_is_diff(const nd_event *ev);
 void nd_rep_strip_free(nd_report *r);
 void nd_rep_strip_end_source(nd_report *r);
 

@@ -458,8 +458,8 @@ bad(const struct rd *d, const char *key)
 	    (int)d->ev->type_name.n, d->ev->type_name.p, key);
 }
 
-/* An integer within +-2^53, as the stream's times and durations (sums of
- * them stay far from overflow); gett: an end time (a time plus a
+/* An integer within +-2^53, as the stream's times and durations (sumi and
+ * sumu keep their sums from overflow); gett: an end time (a time plus a
  * duration), within +-2^62. */
 static int64_t
 geti(const struct rd *d, const char *key)
@@ -492,6 +492,20 @@ getu(const struct rd *d, const char *key)
 	if (x < 0)
 		bad(d, key);
 	return (uint64_t)x;
+}
+
+/* geti and getu of a figure the merge or the report adds up
+ * (nd_partial_sum). */
+static int64_t
+sumi(const struct rd *d, const char *key)
+{
+	return nd_partial_sum(key, geti(d, key));
+}
+
+static uint64_t
+sumu(const struct rd *d, const char *key)
+{
+	return (uint64_t)nd_partial_sum(key, (int64_t)getu(d, key));
 }
 
 /* A string or null (NULL), newly allocated. */
@@ -544,6 +558,15 @@ read_header(struct rd *d)
 	if (c == NULL || n < 0 || n > INT32_MAX - (int64_t)d->base -
 	    (int64_t)d->sources)
 		bad(d, c == NULL ? "collect" : "sources");
+	/* the merge makes room for them: no more than the partial carries,
+	 * a pipe_source record each */
+	if ((uint64_t)n > nd_partial_records())
+		nd_die(ND_EXIT_ERROR, "%s:%llu: " RP_HEADER " of %lld sources, "
+		    "more than its partial's %llu records (one a source at "
+		    "least): partial results of no run (edited, or written by "
+		    "another program)", nd_stream_file(d->st),
+		    (unsigned long long)nd_stream_lineno(d->st), (long long)n,
+		    (unsigned long long)nd_partial_records());
 	if (d->nheaders > 0 && strcmp(c, d->collect) != 0)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with %s "
 		    "cannot be merged with partial results made with %s",
@@ -603,15 +626,15 @@ read_src(struct rd *d)
 		bad(d, "origin");
 	s->tmin = gett(d, "tmin");
 	s->tmax = gett(d, "tmax");
-	s->spans = getu(d, "spans");
-	s->instants = getu(d, "instants");
-	s->counters = getu(d, "counters");
-	s->flows = getu(d, "flows");
-	s->others = getu(d, "others");
-	s->bad_spans = getu(d, "bad_spans");
-	s->end_events = geti(d, "end_events");
-	s->end_spans = geti(d, "end_spans");
-	s->skipped = getu(d, "skipped");
+	s->spans = sumu(d, "spans");
+	s->instants = sumu(d, "instants");
+	s->counters = sumu(d, "counters");
+	s->flows = sumu(d, "flows");
+	s->others = sumu(d, "others");
+	s->bad_spans = sumu(d, "bad_spans");
+	s->end_events = sumi(d, "end_events");
+	s->end_spans = sumi(d, "end_spans");
+	s->skipped = sumu(d, "skipped");
 }
 
 /* The longest gap: the earliest on ties, the first read on full ties (the
@@ -620,7 +643,7 @@ static void
 read_run(struct rd *d)
 {
 	nd_report *r = d->r;
-	uint64_t ngaps = getu(d, "ngaps");
+	uint64_t ngaps = sumu(d, "ngaps");
 	int64_t gmax = geti(d, "gap_max"), gts = gett(d, "gap_max_ts");
 	int64_t lmax = geti(d, "line_max"), v;
 	int ss = (int)geti(d, "step_source");
@@ -634,7 +657,7 @@ read_run(struct rd *d)
 		free(r->step_what);
 		r->step_what = gets_(d, "step_what");
 	}
-	r->src_spans += getu(d, "src_spans");
+	r->src_spans += sumu(d, "src_spans");
 	r->has_device |= geti(d, "has_device") != 0;
 	if (ngaps > 0 && (r->ngaps == 0 || gmax > r->gap_max ||
 	    (gmax == r->gap_max && gts < r->gap_max_ts))) {
@@ -644,22 +667,42 @@ read_run(struct rd *d)
 		r->gap_max_src = getsrc(d, "gap_max_src");
 	}
 	r->ngaps += ngaps;
-	r->gap_total += geti(d, "gap_total");
-	r->line_gaps += getu(d, "line_gaps");
-	r->line_idle += geti(d, "line_idle");
+	r->gap_total += sumi(d, "gap_total");
+	r->line_gaps += sumu(d, "line_gaps");
+	r->line_idle += sumi(d, "line_idle");
 	if (lmax > r->line_max)
 		r->line_max = lmax;
-	r->ndevices += getu(d, "ndevices");
-	r->rf.pageable_gap_ns += geti(d, "pageable_gap_ns");
-	r->rf.dl_gap_ns += geti(d, "dl_gap_ns");
-	ls.ops = getu(d, "launch_ops");
-	ls.ns = geti(d, "launch_ns");
-	ls.unmatched_ops = getu(d, "unmatched_ops");
-	ls.unmatched_ns = geti(d, "unmatched_ns");
-	ls.unplaced = getu(d, "unplaced");
+	r->ndevices += sumu(d, "ndevices");
+	r->rf.pageable_gap_ns += sumi(d, "pageable_gap_ns");
+	r->rf.dl_gap_ns += sumi(d, "dl_gap_ns");
+	ls.ops = sumu(d, "launch_ops");
+	ls.ns = sumi(d, "launch_ns");
+	ls.unmatched_ops = sumu(d, "unmatched_ops");
+	ls.unmatched_ns = sumi(d, "unmatched_ns");
+	ls.unplaced = sumu(d, "unplaced");
 	nd_launch_merge_sum(r->launch, &ls);
 	if (nd_roof_state_read(r->roof, d->ev) != 0)
 		bad(d, "roof_sources");
+}
+
+/* A trace-diff record, which a comparison writes as it is: one only once
+ * checked (nd_partial_record). */
+static void
+read_diff(struct rd *d)
+{
+	nd_report *r = d->r;
+	const nd_jval *v = nd_event_get(d->ev, "line");
+	nd_buf t = ND_BUF_INIT;
+
+	if (v == NULL || v->type != ND_JSTR)
+		bad(d, "line");
+	nd_json_unescape(v, &t);
+	nd_buf_addc(&t, '\0');
+	/* held by r before the check: reachable for the leak checker */
+	nd_grow(&r->diff, &r->capdiff, r->ndiff + 1, sizeof *r->diff);
+	r->diff[r->ndiff++] = t.p;
+	nd_partial_record("line", t.p, t.len - 1, nd_rep_is_diff,
+	    "a trace-diff record (delta, verdict)");
 }
 
 static void
@@ -671,11 +714,11 @@ read_list(struct rd *d, int type)
 	switch (type) {
 	case 's':
 		nd_rep_cnt_add(&r->skipped, &r->nskipped, &r->capskipped,
-		    r->skipped_ix, getname(d, "name"), getu(d, "n"), 0);
+		    r->skipped_ix, getname(d, "name"), sumu(d, "n"), 0);
 		return;
 	case 'c':
 		nd_rep_cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
-		    getname(d, "name"), getu(d, "n"), geti(d, "ns"));
+		    getname(d, "name"), sumu(d, "n"), sumi(d, "ns"));
 		return;
 	case 'w':
 		if ((s = gets_(d, "text")) == NULL)
@@ -684,10 +727,7 @@ read_list(struct rd *d, int type)
 		r->warn[r->nwarn++] = s;
 		return;
 	default:
-		if ((s = gets_(d, "line")) == NULL)
-			bad(d, "line");
-		nd_grow(&r->diff, &r->capdiff, r->ndiff + 1, sizeof *r->diff);
-		r->diff[r->ndiff++] = s;
+		read_diff(d);
 		return;
 	}
 }
@@ -714,8 +754,8 @@ read_dev(struct rd *d)
 	dv->source = src;
 	dv->key = key;
 	for (int j = 0; j < 6; j++)
-		*bd_field(&dv->pw_bd, j) = geti(d, bd_key[j]);
-	dv->pw_total = geti(d, "pw_total");
+		*bd_field(&dv->pw_bd, j) = sumi(d, bd_key[j]);
+	dv->pw_total = sumi(d, "pw_total");
 	d->ndevs++;
 }
 
@@ -725,7 +765,7 @@ static void
 pay_add(struct payload *p, const struct rd *d)
 {
 	int64_t max = geti(d, "max"), ts = gett(d, "max_ts");
-	uint64_t n = getu(d, "n");
+	uint64_t n = sumu(d, "n");
 
 	if (n == 0)
 		bad(d, "n");
@@ -738,7 +778,7 @@ pay_add(struct payload *p, const struct rd *d)
 		}
 	}
 	p->n += n;
-	p->total += geti(d, "total");
+	p->total += sumi(d, "total");
 }
 
 static void
@@ -791,11 +831,11 @@ read_line(struct rd *d)
 	x = &r->lines[r->nlines++];
 	x->source = getsrc(d, "src");
 	x->label = getname(d, "label");
-	x->ops = getu(d, "ops");
-	x->gaps = getu(d, "gaps");
-	x->idle = geti(d, "idle");
+	x->ops = sumu(d, "ops");
+	x->gaps = sumu(d, "gaps");
+	x->idle = sumi(d, "idle");
 	x->max = geti(d, "max");
-	x->active = geti(d, "active");
+	x->active = sumi(d, "active");
 	if (x->label == UINT32_MAX)
 		bad(d, "label");
 }
@@ -816,7 +856,7 @@ read_hw(struct rd *d)
 		r->hw[r->nhw].model = model;
 		r->hw[r->nhw++].n = 0;
 	}
-	r->hw[*v].n += getu(d, "n");
+	r->hw[*v].n += sumu(d, "n");
 }
 
 static void
@@ -830,6 +870,11 @@ read_leaf(struct rd *d)
 	if (nd_aggkey_read(&r->key, nd_event_get(d->ev, "key")) != 0 ||
 	    r->key.len < 6)
 		bad(d, "key");
+	/* (before the row holds memory) */
+	(void)sumu(d, "count");
+	(void)sumi(d, "total_ns");
+	(void)sumi(d, "self_ns");
+	(void)sumu(d, "overrun");
 	memset(&d->tmp, 0, sizeof d->tmp);
 	if (nd_agg_row_read(&d->tmp, d->ev, &what) != 0) {
 		nd_hist_free(&d->tmp.hist);
@@ -860,11 +905,18 @@ read_other(struct rd *d, size_t type)
 		if (which != ND_LAUNCH_INNER && which != ND_LAUNCH_TOP)
 			bad(d, "which");
 		s = gets_(d, "name");
-		nd_launch_merge_row(r->launch, (int)which, s, getu(d, "ops"),
-		    geti(d, "ns"));
+		nd_launch_merge_row(r->launch, (int)which, s, sumu(d, "ops"),
+		    sumi(d, "ns"));
 		free(s);
-	} else if (nd_roof_group_read(r->roof, d->ev) != 0)
-		bad(d, "key");
+	} else {
+		static const char *const fig[] = { "count", "total_ns",
+		    "flops_count", "flops_ns", "bytes_count" };
+
+		for (size_t i = 0; i < sizeof fig / sizeof *fig; i++)
+			(void)sumu(d, fig[i]);
+		if (nd_roof_group_read(r->roof, d->ev) != 0)
+			bad(d, "key");
+	}
 }
 
 /* A ring of the strip: its layout, then its spans (rp_sop). */
@@ -1063,11 +1115,9 @@ nd_report_merge(nd_report *r, char **paths, int n)
 	    sizeof *all);
 	memset(&d, 0, sizeof d);
 	d.r = r;
+	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, RP_HEADER, all, nb + 1 +
 	    nd_pipe_partial_ntypes, merge_record, &d);
 	free(all);
-	if (d.nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "--merge: no " RP_HEADER " header in "
-		    "the input");
 	free(d.collect);
 }

@@ -624,7 +624,8 @@ nd_roof_state_read(nd_roof *r, const nd_event *ev)
 	int64_t n;
 	const nd_jval *v;
 
-	if (get_num(ev, "roof_sources", &n, NULL) != 0 || n > UINT32_MAX)
+	if (get_num(ev, "roof_sources", &n, NULL) != 0 ||
+	    n > UINT32_MAX - r->sources)
 		return -1;
 	r->sources += (uint32_t)n;
 	r->dev_flops |= (v = nd_event_get(ev, "roof_dev_flops")) != NULL &&

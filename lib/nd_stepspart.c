@@ -93,19 +93,32 @@ merge_header(nd_stepspart_m *m, nd_stream *st, const nd_event *ev)
 	m->src_max = -1;
 }
 
+int
+nd_stepspart_passes(const nd_event *ev)
+{
+	return nd_partial_passed(ev) && !nd_str_eq(ev->type_name,
+	    "step_summary") && !nd_str_eq(ev->type_name, "step_ranks") &&
+	    !nd_str_eq(ev->type_name, "straggler");
+}
+
+/* A line as a run writes it, once it is one (nd_partial_record). */
 static void
 merge_line(nd_stepspart_m *m, nd_stream *st, const nd_event *ev)
 {
 	nd_buf *b = nd_out_buf(m->o);
 	const nd_jval *v = nd_stream_need(st, ev, "line", ND_JSTR);
+	size_t at = b->len;
 
+	nd_json_unescape(v, b);
+	nd_partial_record("line", b->p + at, b->len - at,
+	    nd_stepspart_passes, "a record trace-steps writes for a source");
 	if (m->pw != NULL) {	/* the record as it was */
+		b->len = at;
 		nd_buf_add(b, ev->line, ev->len);
 		nd_buf_addc(b, '\n');
 		nd_partial_commit(m->pw);
 		return;
 	}
-	nd_json_unescape(v, b);
 	nd_buf_addc(b, '\n');
 	nd_out_commit(m->o);
 }
@@ -136,8 +149,18 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 	else if (nd_str_eq(ev->type_name, SOURCE))
 		merge_source(m, ev);
 	else if (m->sum != NULL) {
+		int64_t dev = -1;
+
 		(void)nd_stepsum_read_partial(m->sum, st, ev, m->base, 0,
-		    &m->src_max, NULL);
+		    &m->src_max, &dev);
+		/* trace-steps keeps no devices: none is one of the partial's */
+		if (dev >= 0)
+			nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of device "
+			    "%lld: a " ND_STEPSPART " has no devices",
+			    nd_stream_file(st),
+			    (unsigned long long)nd_stream_lineno(st),
+			    (int)ev->type_name.n, ev->type_name.p,
+			    (long long)dev);
 		if (m->src_max >= (int64_t)(m->npath - m->base))
 			nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of source "
 			    "%lld: its partial has %u " SOURCE " records "
@@ -160,11 +183,9 @@ nd_stepspart_merge(nd_stepspart_m *m, char **paths, int n, nd_out *o,
 	m->o = o;
 	m->pw = pw;
 	m->sum = sum;
+	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, ND_STEPSPART, body,
 	    sizeof body / sizeof *body, merge_record, m);
-	if (m->nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "--merge: no " ND_STEPSPART " header in "
-		    "the input");
 }
 
 const char *

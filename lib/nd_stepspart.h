@@ -43,6 +43,11 @@ void nd_stepspart_begin(nd_partial_w *pw, nd_out *o, const char *collect);
 void nd_stepspart_line(nd_partial_w *pw, const char *line, size_t len);
 void nd_stepspart_end(nd_partial_w *pw, const nd_stepsum *s, uint32_t n,
     nd_stepsum_path_fn *path, void *ctx);
+/* Whether a run writes a record of its input for its source (passes it
+ * through): not one it reads (spans, instants, counters, flows, end) nor
+ * one it makes again from the steps (step_summary, step_ranks,
+ * straggler).  A merge writes no other (an nd_partial_ok_fn). */
+int nd_stepspart_passes(const nd_event *ev);
 
 typedef struct nd_stepspart_m {
 	nd_out *o;		/* the lines go here */

@@ -4,6 +4,7 @@
 #include "nd_stepsum.h"
 
 #include "nd_json.h"
+#include "nd_partial.h"
 #include "nd_sort.h"
 #include "nd_util.h"
 
@@ -639,15 +640,22 @@ get_index(nd_stream *st, const nd_event *ev, const char *key, uint32_t base,
 	return (uint32_t)x + base;
 }
 
+/* A duration the summary adds up (nd_partial_sum). */
+static int64_t
+get_sum(nd_stream *st, const nd_event *ev, const char *key)
+{
+	return nd_partial_sum(key, get_i64(st, ev, key, NULL));
+}
+
 static void
 get_parts(nd_stream *st, const nd_event *ev, nd_breakdown *bd)
 {
-	bd->compute_ns = get_i64(st, ev, "compute_ns", NULL);
-	bd->communication_ns = get_i64(st, ev, "communication_ns", NULL);
-	bd->memory_ns = get_i64(st, ev, "memory_ns", NULL);
-	bd->host_ns = get_i64(st, ev, "host_ns", NULL);
-	bd->idle_ns = get_i64(st, ev, "idle_ns", NULL);
-	bd->overlap_ns = get_i64(st, ev, "overlap_ns", NULL);
+	bd->compute_ns = get_sum(st, ev, "compute_ns");
+	bd->communication_ns = get_sum(st, ev, "communication_ns");
+	bd->memory_ns = get_sum(st, ev, "memory_ns");
+	bd->host_ns = get_sum(st, ev, "host_ns");
+	bd->idle_ns = get_sum(st, ev, "idle_ns");
+	bd->overlap_ns = get_sum(st, ev, "overlap_ns");
 }
 
 static void
@@ -698,7 +706,7 @@ nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
 		if (dev_max != NULL && raw > *dev_max)
 			*dev_max = raw;
 		num = get_i64(st, ev, "num", NULL);
-		dur = get_i64(st, ev, "len_ns", NULL);
+		dur = get_sum(st, ev, "len_ns");
 		get_parts(st, ev, &bd);
 		nd_stepsum_add_dev(s, num, dur, dev, &bd);
 		return 1;
@@ -710,9 +718,12 @@ nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
 	if (src_max != NULL && raw > *src_max)
 		*src_max = raw;
 	x.num = get_i64(st, ev, "num", NULL);
+	/* a time, which the summary adds a duration to */
 	x.ts = get_i64(st, ev, "start_ns", NULL);
-	x.dur = get_i64(st, ev, "len_ns", NULL);
-	x.wait = get_i64(st, ev, "wait_ns", NULL);
+	if (x.ts > INT64_MAX / 2 || x.ts < INT64_MIN / 2)
+		bad_member(st, ev, "start_ns", "a time within +-2^62");
+	x.dur = get_sum(st, ev, "len_ns");
+	x.wait = get_sum(st, ev, "wait_ns");
 	x.rank = get_i64(st, ev, "src_rank", &x.has_rank);
 	x.origin = get_i64(st, ev, "clock_ns", &x.has_origin);
 	get_parts(st, ev, &x.bd);

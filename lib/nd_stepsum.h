@@ -141,8 +141,10 @@ const nd_stepsum_res *nd_stepsum_result(const nd_stepsum *s);
  * one per nd_stepsum_add and nd_stepsum_add_dev, in the order given
  * (rank and origin when has_rank, has_origin; mfu when has_mfu).  The keys
  * are none of the stream's reserved ones, whose ranges the decoder checks
- * (nd_event): these carry any int64, exactly.  mfu is written with the
- * digits that read back to the same double ("inf", "-inf" or "nan" as a
+ * (nd_event): these carry any int64, exactly, but start_ns within +-2^62
+ * (a time, to which the summary adds a duration), and the durations a
+ * merge reads count towards its sum (nd_partial_sum).  mfu is written with
+ * the digits that read back to the same double ("inf", "-inf" or "nan" as a
  * string when not finite). */
 #define ND_STEPSUM_REC "step_rec"
 #define ND_STEPSUM_DEV "step_dev"

@@ -208,6 +208,12 @@ nd_stream_lineno(const nd_stream *st)
 	return st->lr != NULL ? nd_lines_lineno(st->lr) : 0;
 }
 
+int
+nd_stream_input(const nd_stream *st)
+{
+	return st->cur;
+}
+
 void
 nd_stream_set_hint(nd_stream *st, const char *what, const char *why)
 {

@@ -43,6 +43,9 @@ const nd_source_info *nd_stream_meta(const nd_stream *st, uint32_t source);
 uint32_t nd_stream_nsources(const nd_stream *st);
 const char *nd_stream_file(const nd_stream *st);
 uint64_t nd_stream_lineno(const nd_stream *st);
+/* The index in paths of the input being read, -1 before the first (for a
+ * reader that wants something of every input). */
+int nd_stream_input(const nd_stream *st);
 void nd_stream_close(nd_stream *st);
 /* Before the first nd_stream_next: stdin ("-") is spooled to sp as it is
  * read (replay 0), or read back from sp (replay 1; nd_in_replay). */

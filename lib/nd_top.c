@@ -458,10 +458,15 @@ merge_group(nd_top *t, nd_stream *st, const nd_event *ev)
 		    "%zu --by keys", nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), n, t->nby);
 	memset(&tmp, 0, sizeof tmp);
-	tmp.count = (uint64_t)nd_stream_need_int(st, ev, "count");
-	tmp.total_ns = nd_stream_need_int(st, ev, "total_ns");
-	tmp.self_ns = nd_stream_need_int(st, ev, "self_ns");
-	tmp.overrun = (uint64_t)nd_stream_need_int(st, ev, "overrun");
+	/* the figures the merge adds (nd_partial_sum) */
+	tmp.count = (uint64_t)nd_partial_sum("count",
+	    nd_stream_need_int(st, ev, "count"));
+	tmp.total_ns = nd_partial_sum("total_ns",
+	    nd_stream_need_int(st, ev, "total_ns"));
+	tmp.self_ns = nd_partial_sum("self_ns",
+	    nd_stream_need_int(st, ev, "self_ns"));
+	tmp.overrun = (uint64_t)nd_partial_sum("overrun",
+	    nd_stream_need_int(st, ev, "overrun"));
 	if (nd_hist_read(&tmp.hist, nd_stream_need(st, ev, "hist", ND_JARR)) != 0 ||
 	    tmp.hist.total != tmp.count)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: \"hist\" is not a histogram "
@@ -511,7 +516,8 @@ merge_busy(nd_top *t, nd_stream *st, const nd_event *ev)
 
 	/* Keep devices of fallback partials apart from the others. */
 	id = device_of(t, (uint32_t)t->prov.fallback, src, dev, strlen(dev));
-	t->dev_busy[id] += nd_stream_need_int(st, ev, "busy_ns");
+	t->dev_busy[id] += nd_partial_sum("busy_ns",
+	    nd_stream_need_int(st, ev, "busy_ns"));
 	t->dev_fb[id] = (unsigned char)t->prov.fallback;
 	free(src);
 	free(dev);
@@ -538,11 +544,9 @@ nd_top_merge(nd_top *t, char **paths, int n)
 
 	t->merge = 1;
 	t->headers_wall = 1;
+	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, "top_partial", body,
 	    sizeof body / sizeof *body, merge_record, t);
-	if (t->prov.nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "--merge: no top_partial header in the "
-		    "input");
 	if (t->wall && !t->headers_wall)
 		nd_die(ND_EXIT_ERROR, "--merge --wall needs partial results "
 		    "made with --wall");

@@ -202,7 +202,7 @@ E
 	assert_output "trace-gaps: $D/r0.ndjson:2: --merge reads the output of trace-gaps --partial, not span records"
 	run trace-gaps --merge </dev/null
 	assert_failure 2
-	assert_output "trace-gaps: --merge: no gaps_partial header in the input"
+	assert_output "trace-gaps: <stdin>: no partial results in it (no gaps_partial header): its --partial job failed, or it is not the output of trace-gaps --partial"
 	# a torn partial: the framing says so
 	head -c 3000 "$T/p" >"$T/torn"
 	run trace-gaps --merge "$T/torn"

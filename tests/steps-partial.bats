@@ -162,7 +162,7 @@ bench.xplane.pb'
 	run -2 trace-steps --merge -s "$D/g0.ndjson"
 	assert_output "trace-steps: $D/g0.ndjson:2: --merge reads the output of trace-steps --partial, not span records"
 	run -2 trace-steps --merge -s </dev/null
-	assert_output "trace-steps: --merge: no steps_partial header in the input"
+	assert_output "trace-steps: <stdin>: no partial results in it (no steps_partial header): its --partial job failed, or it is not the output of trace-steps --partial"
 	run -2 trace-steps --merge -d "$T/d"
 	assert_output "trace-steps: --merge takes --per-device, --step-regex and --peak-tflops from the partial results; do not give them again"
 	run -2 trace-steps --merge --step-regex x "$T/a"
@@ -210,7 +210,7 @@ frame() {
 
 @test "nd-unit stepsum-partial: step records round-trip exactly, with bases added; bad ones refused" {
 	cat >"$T/in" <<'EOF'
-{"type":"step_rec","src":3,"num":9223372036854775807,"start_ns":-9223372036854775808,"len_ns":-5,"wait_ns":1,"src_rank":-7,"clock_ns":1700000000123456789,"compute_ns":1,"communication_ns":0,"memory_ns":0,"host_ns":0,"idle_ns":0,"overlap_ns":9223372036854775807,"mfu":0.30000000000000004,"step_source":"xla_module"}
+{"type":"step_rec","src":3,"num":9223372036854775807,"start_ns":-4611686018427387904,"len_ns":-5,"wait_ns":1,"src_rank":-7,"clock_ns":1700000000123456789,"compute_ns":1,"communication_ns":0,"memory_ns":0,"host_ns":0,"idle_ns":0,"overlap_ns":9223372036854775807,"mfu":0.30000000000000004,"step_source":"xla_module"}
 {"type":"step_rec","src":0,"num":1,"start_ns":0,"len_ns":10,"wait_ns":0,"compute_ns":1,"communication_ns":2,"memory_ns":3,"host_ns":4,"idle_ns":5,"overlap_ns":6,"mfu":"inf","step_source":"none"}
 {"type":"step_rec","src":1,"num":2,"start_ns":0,"len_ns":10,"wait_ns":0,"compute_ns":1,"communication_ns":2,"memory_ns":3,"host_ns":4,"idle_ns":5,"overlap_ns":6,"mfu":"-inf","step_source":"inferred"}
 {"type":"step_rec","src":2,"num":3,"start_ns":0,"len_ns":10,"wait_ns":0,"compute_ns":1,"communication_ns":2,"memory_ns":3,"host_ns":4,"idle_ns":5,"overlap_ns":6,"mfu":"nan","step_source":"marker"}
