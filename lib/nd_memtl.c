@@ -84,6 +84,54 @@ ints(struct ctx *c, const nd_jval *v, int64_t *out, size_t n,
 	return 0;
 }
 
+/* Points in time order, one per time: a stable sort (the input order
+ * decides among equal times) and, of the points of one time, the last,
+ * which holds the bytes after all of them.  The pre-existing tensors'
+ * point and the earliest one both fall at 0 and become one too. */
+struct tskey {
+	int64_t ts;
+	size_t ix;
+};
+
+static int
+tskey_cmp(const void *a, const void *b)
+{
+	const struct tskey *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+static void
+order_points(nd_memtl *tl)
+{
+	size_t n = tl->npt, k = 0;
+	int sorted = 1;
+
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = tl->pt[i - 1].ts_ns <= tl->pt[i].ts_ns;
+	if (!sorted) {
+		struct tskey *key = nd_xmalloc(n * sizeof *key);
+		nd_memtl_point *pt = nd_xmalloc(n * sizeof *pt);
+
+		for (size_t i = 0; i < n; i++)
+			key[i] = (struct tskey){ tl->pt[i].ts_ns, i };
+		qsort(key, n, sizeof *key, tskey_cmp);
+		for (size_t i = 0; i < n; i++)
+			pt[i] = tl->pt[key[i].ix];
+		free(tl->pt);
+		free(key);
+		tl->pt = pt;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (k > 0 && tl->pt[k - 1].ts_ns == tl->pt[i].ts_ns)
+			k--;
+		tl->pt[k++] = tl->pt[i];
+	}
+	tl->npt = k;
+}
+
 /* Times: ns from the earliest non-negative one; negative (pre-existing)
  * ones at 0.  Totals, checked here so that readers may add freely. */
 static int
@@ -113,10 +161,31 @@ rebase(struct ctx *c, int64_t scale)
 	}
 	if (__builtin_mul_overflow(o, scale, &tl->origin_ns))
 		return fail(c, c->base, "a time beyond 2^63 ns");
+	order_points(tl);
 	return 0;
 }
 
-/* export_memory_timeline_raw: [[time, action, bytes, category], ...] */
+/* One raw event, kept until the events are in time order. */
+struct rawev {
+	int64_t ts, bytes;
+	uint64_t seq;		/* input order: ties keep it */
+	int cat;
+};
+
+static int
+rawev_cmp(const void *a, const void *b)
+{
+	const struct rawev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* export_memory_timeline_raw: [[time, action, bytes, category], ...].
+ * Events need not come in time order (a hand-merged or concatenated
+ * export does not): they are sorted by time, input order kept among
+ * equal times, before their bytes are added up. */
 static int
 parse_raw(struct ctx *c, const nd_jval *top)
 {
@@ -124,6 +193,8 @@ parse_raw(struct ctx *c, const nd_jval *top)
 	nd_jval ev;
 	nd_jerr e;
 	nd_memtl_point *p = NULL;
+	struct rawev *rv = NULL;
+	size_t nrv = 0, cap = 0;
 
 	c->tl->raw = 1;
 	nd_jaiter_init(&it, top, c->base);
@@ -132,19 +203,33 @@ parse_raw(struct ctx *c, const nd_jval *top)
 
 		if (ints(c, &ev, f, 4, "an event [time, action, bytes, "
 		    "category]") != 0)
-			return -1;
-		if (f[3] < 0 || f[3] >= ND_MEMTL_NCAT)
-			return fail(c, ev.raw, "category %" PRId64 " is not "
-			    "0 to %d", f[3], ND_MEMTL_NCAT - 1);
-		if (p == NULL || f[0] != p->ts_ns)
-			p = new_point(c, f[0]);
-		if (__builtin_add_overflow(p->bytes[f[3]], f[2],
-		    &p->bytes[f[3]]))
-			return fail(c, ev.raw, "the bytes of category %s "
-			    "overflow", nd_memtl_category[f[3]]);
+			goto fail;
+		if (f[3] < 0 || f[3] >= ND_MEMTL_NCAT) {
+			fail(c, ev.raw, "category %" PRId64 " is not 0 to %d",
+			    f[3], ND_MEMTL_NCAT - 1);
+			goto fail;
+		}
+		nd_grow(&rv, &cap, nrv + 1, sizeof *rv);
+		rv[nrv] = (struct rawev){ f[0], f[2], nrv, (int)f[3] };
+		nrv++;
+	}
+	qsort(rv, nrv, sizeof *rv, rawev_cmp);
+	for (size_t i = 0; i < nrv; i++) {
+		if (p == NULL || rv[i].ts != p->ts_ns)
+			p = new_point(c, rv[i].ts);
+		if (__builtin_add_overflow(p->bytes[rv[i].cat], rv[i].bytes,
+		    &p->bytes[rv[i].cat])) {
+			fail(c, c->base, "the bytes of category %s overflow",
+			    nd_memtl_category[rv[i].cat]);
+			goto fail;
+		}
 		c->tl->events++;
 	}
+	free(rv);
 	return rebase(c, 1);
+fail:
+	free(rv);
+	return -1;
 }
 
 /* export_memory_timeline: [[times in us], [[0, bytes by category], ...]] */
