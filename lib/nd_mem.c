@@ -1349,15 +1349,22 @@ pk_i64(const nd_pkv *d, const char *key, int64_t *out)
 	return nd_pk_int(nd_pk_get(d, key), out) == 0;
 }
 
-/* A size: an integer in 0 .. 2^53, else 0. */
-static int64_t
-pk_size(const nd_pkv *d, const char *key)
+/* A size: absent is 0; else an integer in 0 .. 2^53.  Anything else (a
+ * float, a string, a negative or larger number) is -1: a snapshot with
+ * such a size is not one PyTorch wrote, and 0 would be a wrong answer. */
+static int
+pk_size(const nd_pkv *d, const char *key, int64_t *out)
 {
-	int64_t v;
+	const nd_pkv *v = nd_pk_get(d, key);
 
-	if (!pk_i64(d, key, &v) || v < 0 || v > SAFE_SIZE)
+	*out = 0;
+	if (v == NULL)
 		return 0;
-	return v;
+	if (nd_pk_int(v, out) != 0 || *out < 0 || *out > SAFE_SIZE) {
+		*out = 0;
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -1473,7 +1480,9 @@ dev_blocks(struct snap *S, const nd_pkv *segs, struct dev *D)
 		if (dev != D->d)
 			continue;
 		D->segments++;
-		total = pk_size(sg, "total_size");
+		if (pk_size(sg, "total_size", &total) != 0)
+			return serr(S, "segments[%zu].total_size: not an "
+			    "integer from 0 to 2^53", i);
 		D->reserved = add64(D->reserved, total);
 		(void)pk_i64(sg, "address", &addr);
 		(void)pk_i64(sg, "stream", &stream);
@@ -1509,14 +1518,18 @@ dev_blocks(struct snap *S, const nd_pkv *segs, struct dev *D)
 			nd_grow(&D->blk, &cap, D->nblk + 1, sizeof *D->blk);
 			b = &D->blk[D->nblk++];
 			memset(b, 0, sizeof *b);
-			b->size = pk_size(bk, "size");
+			if (pk_size(bk, "size", &b->size) != 0 ||
+			    pk_size(bk, "requested_size", &b->req) != 0)
+				return serr(S, "segments[%zu].blocks[%zu]: a "
+				    "size or requested_size that is not an "
+				    "integer from 0 to 2^53", i, j);
 			/* old snapshots have no block addresses */
 			if (!pk_i64(bk, "address", &b->addr) &&
 			    !pk_i64(bk, "addr", &b->addr))
 				b->addr = off;
 			off = add64(off, b->size);
-			b->req = nd_pk_get(bk, "requested_size") != NULL ?
-			    pk_size(bk, "requested_size") : b->size;
+			if (nd_pk_get(bk, "requested_size") == NULL)
+				b->req = b->size;
 			b->stream = stream;
 			b->seg_addr = addr;
 			b->frames = nd_pk_get(bk, "frames");
@@ -1576,7 +1589,9 @@ dev_trace(struct snap *S, const nd_pkv *tr, struct dev *D)
 			if (is(x->name, x->name_n, action_names[k]))
 				x->act = (uint8_t)k;
 		(void)pk_i64(e, "addr", &x->addr);
-		x->size = pk_size(e, "size");
+		if (pk_size(e, "size", &x->size) != 0)
+			return serr(S, "device_traces[%" PRId64 "][%zu].size: "
+			    "not an integer from 0 to 2^53", D->d, i);
 		(void)pk_i64(e, "stream", &x->stream);
 		x->has_dfree = (uint8_t)pk_i64(e, "device_free", &x->dfree);
 		x->frames = nd_pk_get(e, "frames");

@@ -73,3 +73,48 @@ json.dump(d, open(sys.argv[2], "w"))' "$BATS_TEST_TMPDIR/sorted.json" "$BATS_TES
 	# times 2 (twice: the later, 30, holds), 5, 9 -> 0, 3000, 7000 ns
 	assert_output "3000 40 3 0 7000 20"
 }
+
+# snapshot SIZE FILE: a one-block snapshot whose block size is the python
+# expression SIZE
+snapshot() {
+	"$PY" -c '
+import pickle, sys
+size = eval(sys.argv[1])
+seg = {"device": 0, "address": 4096, "total_size": 1024, "blocks": [
+    {"size": size, "state": "active_allocated"}]}
+pickle.dump({"segments": [seg], "device_traces": [[]]}, open(sys.argv[2], "wb"), protocol=2)' "$1" "$2"
+}
+
+@test "snapshot: a size that is not an integer from 0 to 2^53 is an error naming the block" {
+	cd "$BATS_TEST_TMPDIR"
+	for s in '2**63-1' '2**100' '-5' '1.5' '"10"' '2**53+1' 'None'; do
+		snapshot "$s" bad.pkl
+		run trace-mem bad.pkl
+		assert_failure 2
+		assert_output "trace-mem: bad.pkl: segments[0].blocks[0]: a size or requested_size that is not an integer from 0 to 2^53"
+	done
+	# the largest and the smallest sizes it takes
+	for s in '2**53' '0'; do
+		snapshot "$s" ok.pkl
+		run bash -c "trace-mem ok.pkl | jq -r 'select(.type == \"mem_snapshot\") | .allocated_bytes'"
+		assert_success
+		assert_output "$("$PY" -c "print($s)")"
+	done
+}
+
+@test "snapshot: a segment's total_size and a trace entry's size are checked too" {
+	cd "$BATS_TEST_TMPDIR"
+	"$PY" -c '
+import pickle
+seg = {"device": 0, "address": 0, "total_size": 1.5, "blocks": []}
+pickle.dump({"segments": [seg], "device_traces": [[]]}, open("seg.pkl", "wb"), protocol=2)
+seg["total_size"] = 64
+pickle.dump({"segments": [seg], "device_traces": [[{"action": "alloc", "addr": 1, "size": -5}]]},
+    open("ent.pkl", "wb"), protocol=2)'
+	run trace-mem seg.pkl
+	assert_failure 2
+	assert_output "trace-mem: seg.pkl: segments[0].total_size: not an integer from 0 to 2^53"
+	run trace-mem ent.pkl
+	assert_failure 2
+	assert_output "trace-mem: ent.pkl: device_traces[0][0].size: not an integer from 0 to 2^53"
+}
