@@ -64,6 +64,7 @@ main(int argc, char **argv)
 	nd_kineto_opts o;
 	const char *opath = NULL, *rules = NULL, *run = NULL;
 	nd_strv files = { 0 };
+	nd_rundir_skips skips = { 0 };
 	int all = 0, list = 0, used_run = 0;
 	nd_rules *loaded = NULL;
 	nd_out *out;
@@ -126,16 +127,16 @@ main(int argc, char **argv)
 		size_t from = files.n;
 
 		nd_rundir_resolve(argv[i], run, is_trace_name,
-		    "*.json[.gz] trace", &files, &used_run);
-		if (!all && files.n - from > 1)
-			nd_rundir_newest(&files, from);
+		    "*.json[.gz] trace", &files, &skips, &used_run);
+		nd_rundir_newest(&files, from, all, &skips);
 	}
 	if (run != NULL && !used_run)
 		nd_die(ND_EXIT_ERROR, "--run %s: no directory of runs among "
 		    "the paths", run);
 	if (list) {
-		nd_rundir_list(&files);
+		nd_rundir_list(&files, &skips);
 		nd_strv_free(&files);
+		nd_rundir_skips_free(&skips);
 		nd_rules_free(loaded);
 		return ND_EXIT_OK;
 	}
@@ -144,6 +145,7 @@ main(int argc, char **argv)
 		nd_kineto_convert(files.v[i], &o, out);
 	nd_out_close(out);
 	nd_strv_free(&files);
+	nd_rundir_skips_free(&skips);
 	nd_rules_free(loaded);
 	return ND_EXIT_OK;
 }

@@ -89,6 +89,7 @@ main(int argc, char **argv)
 	static nd_xpconv_opts opt;
 	static regex_t planes, lines;
 	nd_strv files = { 0 };
+	nd_rundir_skips skips = { 0 };
 	nd_out *o;
 
 	nd_init(argv[0]);
@@ -149,16 +150,17 @@ main(int argc, char **argv)
 		    ND_XPCONV_MAX_THREADS);
 	if (argc == 0)
 		nd_rundir_resolve("-", run, is_xplane_name, "*.xplane.pb",
-		    &files, &used_run);
+		    &files, &skips, &used_run);
 	for (int i = 0; i < argc; i++)
 		nd_rundir_resolve(argv[i], run, is_xplane_name,
-		    "*.xplane.pb", &files, &used_run);
+		    "*.xplane.pb", &files, &skips, &used_run);
 	if (run != NULL && !used_run)
 		nd_die(ND_EXIT_ERROR, "--run %s: no log directory among the "
 		    "paths", run);
 	if (list) {
-		nd_rundir_list(&files);
+		nd_rundir_list(&files, &skips);
 		nd_strv_free(&files);
+		nd_rundir_skips_free(&skips);
 		return ND_EXIT_OK;
 	}
 	o = nd_out_open(out);
@@ -166,6 +168,7 @@ main(int argc, char **argv)
 		nd_xpconv_convert(files.v[i], &opt, o);
 	nd_out_close(o);
 	nd_strv_free(&files);
+	nd_rundir_skips_free(&skips);
 	nd_rules_free(loaded);
 	if (opt.planes != NULL)
 		regfree(&planes);

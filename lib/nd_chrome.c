@@ -343,6 +343,11 @@ nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 			if (ch < 0)
 				nd_chrome_die(c, c->base + c->pos,
 				    "empty input: not a Chrome trace");
+			if (ch == 0x80 && c->len - c->pos >= 2 &&
+			    c->buf[c->pos + 1] >= 2 && c->buf[c->pos + 1] <= 5)
+				nd_chrome_die(c, c->base + c->pos, "not a "
+				    "Chrome trace: a pickle (a PyTorch memory "
+				    "snapshot? trace-mem reads it)");
 			if (ch != '{' && ch != '[')
 				die_here(c, "not a Chrome trace: expected '{' "
 				    "or '['");

@@ -209,13 +209,31 @@ shell_word(nd_buf *b, const char *s)
 	nd_buf_addc(b, '\'');
 }
 
+/* What trace-mem reads: a memory timeline export (a JSON array of arrays)
+ * or a pickle of protocol 2 to 5 (a memory snapshot); NULL otherwise. */
+static const char *
+mem_input(const unsigned char *p, size_t n)
+{
+	size_t i = skip_ws(p, 0, n);
+
+	if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
+		return "PyTorch memory snapshot (a pickle)";
+	if (i < n && p[i] == '[') {
+		i = skip_ws(p, i + 1, n);
+		if (i < n && p[i] == '[')
+			return "PyTorch memory timeline (a JSON array of "
+			    "arrays)";
+	}
+	return NULL;
+}
+
 void
 nd_lines_foreign(nd_lines *lr)
 {
 	const unsigned char *p = (const unsigned char *)lr->buf;
-	const char *what, *conv, *name = nd_in_name(lr->in);
+	const char *what, *conv, *name = nd_in_name(lr->in), *mem = NULL;
 	size_t n = lr->end;
-	int chrome, xplane;
+	int chrome, xplane, piped = strcmp(name, "<stdin>") == 0;
 	static nd_buf hint;	/* static: still reachable at exit */
 
 	if (lr->lineno > 1 || lr->base_off != 0)
@@ -224,13 +242,24 @@ nd_lines_foreign(nd_lines *lr)
 		lr->buf[lr->cut_at] = lr->cut;
 	chrome = is_chrome(p, n);
 	xplane = !chrome && is_xplane(p, n);
+	if (!chrome && !xplane)
+		mem = mem_input(p, n);
 	if (lr->lineno == 1)
 		lr->buf[lr->cut_at] = '\0';
+	if (mem != NULL) {
+		/* trace-mem reads it, from a file or a pipe */
+		nd_buf_adds(&hint, piped ? "... | trace-mem" : "trace-mem ");
+		if (!piped)
+			shell_word(&hint, name);
+		nd_die(ND_EXIT_ERROR, "%s: %s%s, not an ndtrace stream: give "
+		    "it to trace-mem: %s", name, nd_in_is_gzip(lr->in) ?
+		    "a gzipped " : "a ", mem, hint.p);
+	}
 	if (!chrome && !xplane)
 		return;
 	what = chrome ? "Chrome/Kineto trace JSON" : "XPlane protobuf";
 	conv = chrome ? "chrome2ndjson" : "xplane2ndjson";
-	if (strcmp(name, "<stdin>") == 0) {
+	if (piped) {
 		nd_buf_adds(&hint, "... | ");
 		nd_buf_adds(&hint, conv);
 	} else {

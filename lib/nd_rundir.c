@@ -5,6 +5,7 @@
 #include "nd_util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,79 @@ nd_strv_free(nd_strv *sv)
 	memset(sv, 0, sizeof *sv);
 }
 
-void
-nd_rundir_list(const nd_strv *files)
+/* A path for --list: one line whatever it holds.  Backslash, tab,
+ * newline and the other control bytes are escaped as C does, so a line
+ * is one path and a tab separates it from a skipped entry's reason. */
+static void
+put_path(const char *s)
 {
-	for (size_t i = 0; i < files->n; i++)
-		printf("%s\n", files->v[i]);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+}
+
+void
+nd_rundir_list(const nd_strv *files, const nd_rundir_skips *sk)
+{
+	for (size_t i = 0; i < files->n; i++) {
+		put_path(files->v[i]);
+		putchar('\n');
+	}
+	for (size_t i = 0; sk != NULL && i < sk->path.n; i++) {
+		put_path(sk->path.v[i]);
+		printf("\tskipped: %s\n", sk->why.v[i]);
+	}
 	nd_stdout_flush();
+}
+
+/* A matching entry that is not read: said once on stderr, kept for
+ * --list. */
+static void
+skip(nd_rundir_skips *sk, const char *path, const char *why)
+{
+	nd_warn("%s: skipped: %s", path, why);
+	if (sk == NULL)
+		return;
+	nd_strv_add(&sk->path, nd_xstrdup(path));
+	nd_strv_add(&sk->why, nd_xstrdup(why));
+}
+
+void
+nd_rundir_skips_free(nd_rundir_skips *sk)
+{
+	nd_strv_free(&sk->path);
+	nd_strv_free(&sk->why);
+}
+
+/* Why a matching name is not a file to read; NULL when it is one. */
+static const char *
+not_a_file(const char *p)
+{
+	struct stat sb;
+
+	if (stat(p, &sb) != 0) {
+		if (errno == ELOOP)
+			return "a symbolic link loop";
+		if (errno == ENOENT && lstat(p, &sb) == 0 &&
+		    S_ISLNK(sb.st_mode))
+			return "a dangling symbolic link";
+		return strerror(errno);
+	}
+	if (S_ISREG(sb.st_mode))
+		return NULL;
+	if (S_ISFIFO(sb.st_mode))
+		return "a FIFO, not a regular file";
+	if (S_ISDIR(sb.st_mode))
+		return "a directory, not a regular file";
+	return "not a regular file";
 }
 
 static int
@@ -58,31 +126,38 @@ is_dir(const char *p)
 	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* The matching regular files directly in dir, sorted. */
+/* The matching regular files directly in dir, sorted; the other
+ * matching entries go to sk (not said when sk is NULL: a look for runs). */
 static void
-list_files(const char *dir, nd_rundir_match match, nd_strv *out)
+list_files(const char *dir, nd_rundir_match match, nd_strv *out,
+    nd_rundir_skips *sk, int say)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t first = out->n;
+	nd_strv bad = { 0 };
 
 	if (d == NULL)
 		return;
 	while ((e = readdir(d)) != NULL) {
 		char *p;
-		struct stat sb;
 
 		if (!match(e->d_name))
 			continue;
 		p = join(dir, e->d_name);
-		if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-			nd_strv_add(out, p);
-		else
-			free(p);
+		nd_strv_add(not_a_file(p) == NULL ? out : &bad, p);
 	}
 	closedir(d);
 	if (out->n - first > 1)
 		qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
+	if (say && bad.n > 1)
+		qsort(bad.v, bad.n, sizeof *bad.v, cmp_str);
+	for (size_t i = 0; say && i < bad.n; i++) {
+		const char *w = not_a_file(bad.v[i]);
+
+		skip(sk, bad.v[i], w != NULL ? w : "changed while read");
+	}
+	nd_strv_free(&bad);
 }
 
 /* The subdirectories of dir that hold matching files (runs), sorted. */
@@ -102,7 +177,7 @@ list_runs(const char *dir, nd_rundir_match match, nd_strv *out)
 			continue;
 		p = join(dir, e->d_name);
 		if (is_dir(p)) {
-			list_files(p, match, &f);
+			list_files(p, match, &f, NULL, 0);
 			if (f.n > 0)
 				nd_strv_add(out, nd_xstrdup(e->d_name));
 			nd_strv_free(&f);
@@ -129,9 +204,32 @@ no_run(char *msg, size_t sz, const char *pdir, const char *run,
 	snprintf(msg, sz, "%s: no run '%s' (runs: %s)", pdir, run, l);
 }
 
+/* The message when path holds no runs: with --run, a run directory
+ * itself is not a directory of runs. */
+static void
+no_runs(const char *path, const char *run, nd_rundir_match match,
+    const char *what)
+{
+	nd_strv f = { 0 };
+	size_t n;
+
+	if (run != NULL) {
+		list_files(path, match, &f, NULL, 0);
+		n = f.n;
+		nd_strv_free(&f);
+		if (n > 0)
+			nd_die(ND_EXIT_ERROR, "%s: --run %s: it is a run "
+			    "directory (%zu %s file%s in it), not a directory "
+			    "of runs: give it without --run", path, run, n,
+			    what, n == 1 ? "" : "s");
+	}
+	nd_die(ND_EXIT_ERROR, "%s: no %s files in it, nor in runs under it "
+	    "or under its plugins/profile", path, what);
+}
+
 void
 nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
-    const char *what, nd_strv *files, int *used_run)
+    const char *what, nd_strv *files, nd_rundir_skips *sk, int *used_run)
 {
 	static const char *const sub[] = { "plugins/profile", "profile", "" };
 	nd_strv runs = { 0 };
@@ -143,7 +241,7 @@ nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
 		return;
 	}
 	if (run == NULL) {
-		list_files(path, match, files);
+		list_files(path, match, files, sk, 1);
 		if (files->n > before)
 			return;		/* a run directory */
 	}
@@ -160,12 +258,11 @@ nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
 		free(c);
 	}
 	if (pdir == NULL)
-		nd_die(ND_EXIT_ERROR, "%s: no %s files in it, nor in "
-		    "runs under it or under its plugins/profile", path, what);
+		no_runs(path, run, match, what);
 	if (run != NULL)
 		*used_run = 1;
 	rd = join(pdir, run != NULL ? run : runs.v[runs.n - 1]);
-	list_files(rd, match, files);
+	list_files(rd, match, files, sk, 1);
 	free(rd);
 	if (files->n == before) {
 		char msg[4096];
@@ -239,10 +336,18 @@ cmp_capture(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-void
-nd_rundir_newest(nd_strv *files, size_t from)
+/* 1 when x and y are one worker's captures of one time (the same capture
+ * written twice, as .json and .json.gz). */
+static int
+same_capture(const struct capture *x, const struct capture *y)
 {
-	size_t n = files->n - from, k = 0, w = from;
+	return x->tslen == y->tslen && memcmp(x->ts, y->ts, x->tslen) == 0;
+}
+
+void
+nd_rundir_newest(nd_strv *files, size_t from, int all, nd_rundir_skips *sk)
+{
+	size_t n = files->n - from, k = 0, w = from, head = 0, first = 0;
 	struct capture *c;
 	unsigned char *drop;
 
@@ -258,10 +363,26 @@ nd_rundir_newest(nd_strv *files, size_t from)
 			k++;
 		}
 	qsort(c, k, sizeof *c, cmp_capture);
-	for (size_t i = 1; i < k; i++)
-		if (c[i].wlen == c[i - 1].wlen &&
-		    memcmp(c[i].path, c[i - 1].path, c[i].wlen) == 0)
-			drop[c[i].idx] = 1;
+	for (size_t i = 1; i < k; i++) {
+		char why[4096];
+
+		if (c[i].wlen != c[head].wlen ||
+		    memcmp(c[i].path, c[head].path, c[i].wlen) != 0) {
+			head = first = i;
+			continue;
+		}
+		if (!same_capture(&c[i], &c[first])) {
+			first = i;
+			drop[c[i].idx] = !all;	/* an older capture */
+			continue;
+		}
+		drop[c[i].idx] = 1;
+		if (!drop[c[first].idx]) {
+			snprintf(why, sizeof why, "the same capture as %s, "
+			    "which is read", c[first].path);
+			skip(sk, c[i].path, why);
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (drop[i])
 			free(files->v[from + i]);

@@ -24,8 +24,20 @@ typedef struct nd_strv {
 void nd_strv_add(nd_strv *sv, char *s);		/* takes s */
 void nd_strv_free(nd_strv *sv);
 
-/* --list: the files, one a line, on standard output (flushed). */
-void nd_rundir_list(const nd_strv *files);
+/* The matching entries that are not read (a dangling or looping symbolic
+ * link, a FIFO, the same capture twice): path and reason, each said on
+ * stderr when found. */
+typedef struct nd_rundir_skips {
+	nd_strv path, why;
+} nd_rundir_skips;
+
+void nd_rundir_skips_free(nd_rundir_skips *sk);
+
+/* --list: the files, one a line, then the skipped entries as
+ * "PATH<TAB>skipped: REASON", on standard output (flushed).  Backslash,
+ * tab, newline and other control bytes in a path are escaped (\\, \t,
+ * \n, \xNN). */
+void nd_rundir_list(const nd_strv *files, const nd_rundir_skips *sk);
 
 typedef int (*nd_rundir_match)(const char *name);
 
@@ -33,12 +45,16 @@ typedef int (*nd_rundir_match)(const char *name);
  * the error when a directory has none ("*.xplane.pb").  *used_run is set
  * when run was looked up. */
 void nd_rundir_resolve(const char *path, const char *run,
-    nd_rundir_match match, const char *what, nd_strv *files, int *used_run);
+    nd_rundir_match match, const char *what, nd_strv *files,
+    nd_rundir_skips *sk, int *used_run);
 
 /* PyTorch's tensorboard_trace_handler names each capture
  * WORKER.TIME.pt.trace.json[.gz] (TIME in ms or ns since the epoch): keeps,
  * of the files from index `from` on, only the newest capture of each
- * worker of each directory; other names are kept.  Name order stays. */
-void nd_rundir_newest(nd_strv *files, size_t from);
+ * worker of each directory (every capture when `all`), and one file of a
+ * capture written twice (.json and .json.gz: the first by name, the other
+ * skipped into sk); other names are kept.  Name order stays. */
+void nd_rundir_newest(nd_strv *files, size_t from, int all,
+    nd_rundir_skips *sk);
 
 #endif
