@@ -58,6 +58,7 @@
 #include "nd_hash.h"
 #include "nd_in.h"
 #include "nd_json.h"
+#include "nd_lines.h"
 #include "nd_memtl.h"
 #include "nd_out.h"
 #include "nd_scope.h"
@@ -147,14 +148,14 @@ enum skip_reason {
 	SK_NO_DUR, SK_BAD_DUR, SK_NEG_DUR, SK_BAD_NAME, SK_BAD_PID, SK_BAD_TID,
 	SK_BAD_ARGS, SK_NO_ID, SK_UNMATCHED_B, SK_UNMATCHED_E,
 	SK_UNMATCHED_ASYNC_B, SK_UNMATCHED_ASYNC_E, SK_FLOW_DROPPED,
-	SK_TS_RANGE, SK_NREASONS
+	SK_TS_RANGE, SK_TOO_LONG, SK_NREASONS
 };
 
 static const char *const skip_names[SK_NREASONS] = {
 	"not_an_object", "no_ph", "bad_ph", "unsupported_ph", "no_ts", "bad_ts",
 	"no_dur", "bad_dur", "negative_dur", "bad_name", "bad_pid", "bad_tid",
 	"bad_args", "no_id", "unmatched_B", "unmatched_E", "unmatched_b",
-	"unmatched_e", "flow_not_written", "ts_out_of_range"
+	"unmatched_e", "flow_not_written", "ts_out_of_range", "line_too_long"
 };
 
 typedef struct launch {
@@ -222,6 +223,7 @@ struct nd_kineto {
 	uint64_t skipped[SK_NREASONS];
 	uint64_t nev, nmeta, nx, ntimed;
 	uint64_t spans, instants, counters, flows;
+	uint64_t args_cut;	/* records written without args (too long) */
 	stepiv *steps;
 	size_t nsteps, capsteps;
 	launch *launches;
@@ -358,6 +360,24 @@ intern_jstr(src *s, nd_intern *t, const nd_jval *v)
 	nd_buf_reset(&s->scratch);
 	nd_json_unescape(v, &s->scratch);
 	return intern(t, s->scratch.p, s->scratch.len);
+}
+
+/* Names, processes, threads and categories longer than this are cut:
+ * only hostile input has them, and cut they keep every record's line far
+ * below a reader's 64 MiB (and a frag's 24-bit length). */
+#define NAME_CUT ((size_t)1 << 21)
+
+/* A category: as intern_jstr, cut at NAME_CUT. */
+static uint32_t
+intern_cat(src *s, const nd_jval *v)
+{
+	if (!v->esc)
+		return intern(s->cats, v->raw + 1,
+		    v->len - 2 > NAME_CUT ? NAME_CUT : v->len - 2);
+	nd_buf_reset(&s->scratch);
+	nd_json_unescape(v, &s->scratch);
+	return intern(s->cats, s->scratch.p,
+	    s->scratch.len > NAME_CUT ? NAME_CUT : s->scratch.len);
 }
 
 static const char *
@@ -784,7 +804,10 @@ idk_of(src *s, const nd_jval *v, idk *k)
 		}
 		return 0;
 	case ND_JSTR:
-		if (!v->esc && canon_int(v->raw + 1, v->len - 2, &x) == 0) {
+		/* a numeric string is that number, within the +-2^53 of a
+		 * numeric one; past it, a name to number like any other */
+		if (!v->esc && canon_int(v->raw + 1, v->len - 2, &x) == 0 &&
+		    x >= -ND_JSON_MAX_SAFE_INT && x <= ND_JSON_MAX_SAFE_INT) {
 			k->isstr = 0;
 			k->v = x;
 		} else {
@@ -1630,7 +1653,7 @@ ev_record(src *s, const evst *e, uint64_t a)
 	/* the tasks of torch_npu's device streams have no category: their
 	 * args."Task Type" (AI_CORE, AI_CPU, ...) is one */
 	if (catid == NONE32 && e->sp.ttype.type == ND_JSTR)
-		catid = intern_jstr(s, s->cats, &e->sp.ttype);
+		catid = intern_cat(s, &e->sp.ttype);
 	t = ev_timeline(s, e);
 	oi = op_get(s, nameid, catid, lname, tfscope);
 	po = &s->ops[oi];
@@ -1710,7 +1733,7 @@ event(src *s, const nd_chrome_item *it)
 	c = e.ph.raw[1];
 	s->phases[c]++;
 	if (e.cat.type == ND_JSTR) {
-		e.catid = intern_jstr(s, s->cats, &e.cat);
+		e.catid = intern_cat(s, &e.cat);
 		if (e.catid >= s->capcat) {
 			size_t old = s->capcat;
 
@@ -2384,13 +2407,14 @@ frag_get(const src *s, uint64_t f, size_t *n)
 }
 
 /* A frag is packed with a 24-bit length: strings longer than 2 MiB are
- * cut (only hostile input has names that long). */
+ * cut (only hostile input has names that long); processes and threads
+ * too, so that a span's line stays far below a reader's limit. */
 static uint64_t
 frag_json(src *s, const char *key, const char *p, size_t n)
 {
 	nd_buf_reset(&s->scratch2);
 	nd_buf_adds(&s->scratch2, key);
-	nd_json_put_str(&s->scratch2, p, n > (1u << 21) ? (1u << 21) : n);
+	nd_json_put_str(&s->scratch2, p, n > NAME_CUT ? NAME_CUT : n);
 	return frag_add(s, s->scratch2.p, s->scratch2.len);
 }
 
@@ -2515,14 +2539,14 @@ tl_frag(src *s, tl *t)
 	nd_json_put_i64(b, t->tid);
 	if (ps != NULL && pn > 0) {
 		nd_buf_adds(b, ",\"process\":");
-		nd_json_put_str(b, ps, pn);
+		nd_json_put_str(b, ps, pn > NAME_CUT ? NAME_CUT : pn);
 	}
 	{
 		const char *ts = tl_thread(s, t, &tn);
 
 		if (ts != NULL && tn > 0) {
 			nd_buf_adds(b, ",\"thread\":");
-			nd_json_put_str(b, ts, tn);
+			nd_json_put_str(b, ts, tn > NAME_CUT ? NAME_CUT : tn);
 		}
 	}
 	if (t->lane != ND_ASC_NONE) {
@@ -2635,6 +2659,7 @@ typedef struct fmt {
 	nd_spool_rd *rd;
 	int64_t shift;
 	uint64_t spans, instants, counters, flows, ts_range;
+	uint64_t args_cut, too_long;	/* records over the line limit */
 	uint32_t scid;		/* the label scope in scj, when scok */
 	int scok;
 	nd_buf scj, scraw;
@@ -2762,7 +2787,7 @@ put_cat(const src *s, nd_buf *b, const op *o)
 }
 
 static void
-put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
+put_rec_once(fmt *f, nd_buf *b, uint32_t ti, const rec *r, int args)
 {
 	const src *s = f->s;
 	const tl *t = &s->tls[ti];
@@ -2804,7 +2829,8 @@ put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
 		size_t n;
 
 		put_cat(s, b, o);
-		put_args(f, b, ",\"args\":", r->args);
+		if (args)
+			put_args(f, b, ",\"args\":", r->args);
 		nd_buf_adds(b, ",\"flow_id\":");
 		if (r->flags & F_STRID) {
 			const char *id = istr(s->strs, (uint32_t)r->corr, &n);
@@ -2827,7 +2853,7 @@ put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
 	else
 		put_cat(s, b, o);
 	if (r->kind == K_COUNTER) {
-		if (r->args != ARGS_NONE)
+		if (r->args != ARGS_NONE && args)
 			put_args(f, b, ",\"values\":", r->args);
 		else
 			nd_buf_adds(b, ",\"values\":{}");
@@ -2838,8 +2864,36 @@ put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
 		put_frag(s, b, s->scopej[scope & ~SC_TF]);
 	else if (scope != NONE32)
 		put_scope(f, b, scope);
-	put_args(f, b, ",\"args\":", r->args);
+	if (args)
+		put_args(f, b, ",\"args\":", r->args);
 	nd_buf_add(b, "}\n", 2);
+}
+
+/* One record, never longer than a reader takes (ND_LINES_MAX_DEFAULT): one
+ * whose args make it longer is written without them; one longer even so
+ * (a 64 MiB category) is left out.  Both are counted for the end record's
+ * warnings.  Names, processes and threads are cut at 2 MiB (frag_json). */
+static void
+put_rec(fmt *f, nd_buf *b, uint32_t ti, const rec *r)
+{
+	size_t at = b->len;
+	uint64_t c[4] = { f->spans, f->instants, f->counters, f->flows };
+
+	put_rec_once(f, b, ti, r, 1);
+	if (b->len - at < ND_LINES_MAX_DEFAULT)
+		return;
+	b->len = at;
+	f->spans = c[0], f->instants = c[1], f->counters = c[2];
+	f->flows = c[3];
+	put_rec_once(f, b, ti, r, 0);
+	if (b->len - at < ND_LINES_MAX_DEFAULT) {
+		f->args_cut++;
+		return;
+	}
+	b->len = at;
+	f->spans = c[0], f->instants = c[1], f->counters = c[2];
+	f->flows = c[3];
+	f->too_long++;
 }
 
 /* ---------- the ordered path ---------- */
@@ -3597,6 +3651,8 @@ write_records(src *s, nd_out *out, int64_t shift)
 	s->counters = mine.counters + q.f.counters;
 	s->flows = mine.flows + q.f.flows;
 	s->skipped[SK_TS_RANGE] += mine.ts_range + q.f.ts_range;
+	s->skipped[SK_TOO_LONG] += mine.too_long + q.f.too_long;
+	s->args_cut += mine.args_cut + q.f.args_cut;
 	nd_spool_rd_free(mine.rd);
 	fmt_free(&mine);
 	fmt_free(&q.f);
@@ -3684,6 +3740,8 @@ stream_write(src *s, nd_out *out, int64_t shift)
 	s->counters = f.counters;
 	s->flows = f.flows;
 	s->skipped[SK_TS_RANGE] += f.ts_range;
+	s->skipped[SK_TOO_LONG] += f.too_long;
+	s->args_cut += f.args_cut;
 	nd_spool_rd_free(rd);
 	nd_spool_rd_free(f.rd);
 	fmt_free(&f);
@@ -3752,6 +3810,10 @@ end_warnings(src *s)
 		    r != SK_UNMATCHED_ASYNC_B && r != SK_UNMATCHED_ASYNC_E &&
 		    r != SK_FLOW_DROPPED && r != SK_UNSUPPORTED)
 			bad += s->skipped[r];
+	if (s->args_cut > 0)
+		warn_add(s, "%llu record%s longer than 64 MiB written without "
+		    "their args", (unsigned long long)s->args_cut,
+		    s->args_cut == 1 ? "" : "s");
 	if (s->long_numbers > 0)
 		warn_add(s, "%llu number%s longer than %d characters (in args "
 		    "or the header) written as string%s",
