@@ -449,11 +449,13 @@ nd_by_text(const char *k, size_t n, size_t i, nd_buf *out)
 		nd_buf_adds(out, "(none)");
 		return;
 	}
-	nd_name_short(s, len, ND_NAME_WIDTH, out);
-	for (size_t j = 0; j < out->len; j++)
-		if (out->p[j] == '\n' || out->p[j] == '\t' ||
-		    out->p[j] == '\r')
-			out->p[j] = ' ';
+	{
+		nd_buf t = ND_BUF_INIT;
+
+		nd_name_short(s, len, ND_NAME_WIDTH, &t);
+		nd_text_visible(out, t.p != NULL ? t.p : "", t.len);
+		nd_buf_free(&t);
+	}
 }
 
 void

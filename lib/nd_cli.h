@@ -50,6 +50,14 @@ double nd_cli_double(const char *opt, const char *s, double min, double max);
 /* A duration for people: "950ns", "12.500us", "3.250ms", "1.200s" (three
  * decimals above 1 us); with sign, a positive value gets a '+'. */
 void nd_fmt_dur(char *s, size_t n, int64_t ns, int sign);
+/* Text for people (tables, Markdown, HTML, SVG): s[0..n) appended to b
+ * with what a terminal or a browser would act on shown as a visible
+ * escape instead: C0 controls (tab and newline too), NUL and DEL as
+ * \xNN, C1 controls and the bidirectional controls (U+061C, U+200E,
+ * U+200F, U+202A-U+202E, U+2066-U+2069) as \uNNNN, and bytes that are
+ * not UTF-8 as \xNN (ndtrace(7), "Names for people").  JSON output keeps
+ * names exact instead. */
+void nd_text_visible(nd_buf *b, const char *s, size_t n);
 /* Display width of UTF-8 text: its code points (tables align by it). */
 size_t nd_text_width(const char *s, size_t n);
 /* Append s[0..n) as one CSV field, quoted as RFC 4180 needs (libcsv). */

@@ -3,6 +3,7 @@
  * trace-mem(1).
  */
 #include "nd_mem.h"
+#include "nd_cli.h"
 #include "nd_hash.h"
 #include "nd_json.h"
 #include "nd_name.h"
@@ -166,12 +167,9 @@ text(nd_mem *m, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	n = strlen(line);
-	for (size_t i = 0; i < n; i++)	/* names with control characters */
-		if ((unsigned char)line[i] < 0x20)
-			line[i] = ' ';
 	while (n > 0 && line[n - 1] == ' ')	/* an empty last column */
 		n--;
-	nd_buf_add(m->out, line, n);
+	nd_text_visible(m->out, line, n);	/* names with controls */
 	done_line(m);
 }
 

@@ -3,6 +3,7 @@
  * charts and the timeline strip.
  */
 #include "nd_report_int.h"
+#include "nd_cli.h"
 
 #include "nd_name.h"
 #include "nd_sort.h"
@@ -64,11 +65,16 @@ h_esc_inline(nd_buf *b, const char *s, size_t n)
 const char *const nd_rep_sc_color[SC_N] = { "#4e79a7", "#e15759",
 	"#f28e2b", "#bab0ac", "#b07aa1" };
 
-/* text for SVG and HTML: the XML specials escaped, nothing else
- * interpreted; n bytes of s */
+/* text for SVG and HTML: controls as visible escapes (nd_text_visible),
+ * then the XML specials escaped, nothing else interpreted; n bytes of s */
 static void
 svg_textn(nd_buf *b, const char *s, size_t n)
 {
+	nd_buf vis = ND_BUF_INIT;
+
+	nd_text_visible(&vis, s, n);
+	s = vis.p != NULL ? vis.p : "";
+	n = vis.len;
 	for (const char *e = s + n; s < e; s++) {
 		if (*s == '<')
 			nd_buf_adds(b, "&lt;");
@@ -81,6 +87,7 @@ svg_textn(nd_buf *b, const char *s, size_t n)
 		else
 			nd_buf_addc(b, *s);
 	}
+	nd_buf_free(&vis);
 }
 
 void

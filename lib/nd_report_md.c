@@ -3,6 +3,7 @@
  * comparison report.
  */
 #include "nd_report_int.h"
+#include "nd_cli.h"
 
 #include "nd_name.h"
 #include "nd_sort.h"
@@ -26,19 +27,20 @@ put_pct(nd_buf *b, int64_t a, int64_t tot)
 static void
 put_txt(nd_buf *b, const char *s)
 {
+	nd_buf vis = ND_BUF_INIT;
+
 	if (s == NULL) {
 		nd_buf_adds(b, "-");
 		return;
 	}
-	for (; *s; s++) {
+	/* controls and bidi overrides as visible escapes first: their
+	 * backslash is then escaped like any other */
+	nd_text_visible(&vis, s, strlen(s));
+	nd_buf_addc(&vis, '\0');
+	for (s = vis.p; *s; s++) {
 		switch (*s) {
 		case '|':
 			nd_buf_adds(b, "\\|");
-			break;
-		case '\n':
-		case '\r':
-		case '\t':
-			nd_buf_addc(b, ' ');
 			break;
 		case '`':
 		case '*':
@@ -56,6 +58,7 @@ put_txt(nd_buf *b, const char *s)
 			nd_buf_addc(b, *s);
 		}
 	}
+	nd_buf_free(&vis);
 }
 
 /* A name in a table: shortened by nd_name_short (ndtrace(7), "Names in

@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# Control characters never reach a terminal or a browser (issue 31, item
+# 7): tables, Markdown and HTML show C0/C1 controls, DEL, bidirectional
+# overrides and bytes that are not UTF-8 as visible escapes; JSON keeps the
+# names exact.
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	"$PY" -c '
+import json
+names = ["evil\x1b]0;pwned\x07\x1b[31mred", "bidi\u202eevil", "c1\u0085x", "del\x7f", "tab\tnl\nx"]
+print(json.dumps({"type": "meta", "schema": "ndtrace/1", "source": "h", "format": "chrome",
+                  "origin_ns": 0, "host": None, "rank": None, "producer": "t"}))
+for i, n in enumerate(names):
+    print(json.dumps({"type": "span", "ts_ns": i * 1000, "dur_ns": 100 * (i + 1), "name": n,
+                      "pid": 1, "tid": 1, "class": "compute", "family": "gemm", "cat": "kernel",
+                      "device": "GPU:0", "args": {"flops": 1000, "bytes": 100}}))
+print(json.dumps({"type": "end", "events": len(names), "spans": len(names)}))' > "$T/h.nd"
+	# the escaped forms, as nd_text_visible writes them
+	ESC='evil\x1b]0;pwned\x07\x1b[31mred
+bidi\u202eevil
+c1\u0085x
+del\x7f
+tab\x09nl\x0ax'
+}
+
+# raw FILE: the bytes a terminal or browser would act on, if any
+raw() {
+	"$PY" -c '
+import re, sys
+d = open(sys.argv[1], "rb").read()
+bad = sorted({hex(c) for c in d if (c < 0x20 and c != 10) or c == 0x7f})
+for m in (b"\xe2\x80\xae", b"\xc2\x85"):
+    if m in d:
+        bad.append(repr(m))
+print(" ".join(bad))' "$1"
+}
+
+@test "trace-topk --table and trace-roofline --table: controls as visible escapes" {
+	trace-topk --table "$T/h.nd" > "$T/top.txt"
+	[ -z "$(raw "$T/top.txt")" ] || fail "raw bytes: $(raw "$T/top.txt")"
+	run bash -c "awk '/^ *[0-9.]+%/ { print \$NF }' '$T/top.txt' | sort"
+	assert_output "$(printf '%s\n' "$ESC" | sort)"
+	trace-roofline --table "$T/h.nd" > "$T/roof.txt"
+	[ -z "$(raw "$T/roof.txt")" ] || fail "raw bytes: $(raw "$T/roof.txt")"
+	for n in 'evil\x1b]0;pwned\x07\x1b[31mred' 'bidi\u202eevil' 'tab\x09nl\x0ax'; do
+		grep -qF "$n" "$T/roof.txt" || fail "no $n in the roofline table"
+	done
+}
+
+@test "trace-report Markdown and HTML: controls as visible escapes; JSON exact" {
+	trace-report "$T/h.nd" > "$T/r.md"
+	[ -z "$(raw "$T/r.md")" ] || fail "raw bytes: $(raw "$T/r.md")"
+	# Markdown escapes the escape's backslash: \\x1b reads \x1b
+	grep -qF '| evil\\x1b\]0;pwned\\x07\\x1b\[31mred |' "$T/r.md"
+	grep -qF '| bidi\\u202eevil |' "$T/r.md"
+	trace-report --html "$T/h.nd" > "$T/r.html"
+	[ -z "$(raw "$T/r.html")" ] || fail "raw bytes: $(raw "$T/r.html")"
+	grep -qF 'evil\x1b]0;pwned\x07\x1b[31mred' "$T/r.html"
+	grep -qF 'c1\u0085x' "$T/r.html"
+	# JSON: the names exactly as the input holds them
+	run bash -c "trace-report --json '$T/h.nd' | jq -r '[.. | objects | .name? // empty | strings] | unique | .[]' | sort"
+	want=$(jq -r 'select(.type == "span") | .name' "$T/h.nd" | sort)
+	assert_output "$want"
+}
