@@ -11,6 +11,7 @@
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_out.h"
+#include "nd_rx.h"
 #include "nd_stream.h"
 #include "nd_util.h"
 
@@ -101,8 +102,8 @@ value_matches(struct prog *p, const char *s, size_t n)
 		nd_buf_reset(&p->val);
 		nd_buf_add(&p->val, s, n);
 	}
-	return regexec(&p->re, p->val.p != NULL ? p->val.p : "", 0, NULL,
-	    0) == 0;
+	return nd_rx_exec(&p->re, p->val.p != NULL ? p->val.p : "", 0,
+	    NULL) == 0;
 }
 
 /* The text of a JSON value for matching: a string's contents, any other

@@ -2,7 +2,7 @@
  * nd_classify: the rule table, its TSV form, and a cache of answers.
  *
  * Matching: rules are tried in order.  A rule matches when every pattern
- * column that is not "*" finds a match (regexec, unanchored) in its field;
+ * column that is not "*" finds a match (nd_rx_exec, unanchored) in its field;
  * an absent field is matched as the empty string.  The first matching rule
  * that gives a class decides the class, and the first matching rule that
  * gives a family decides the family; a rule may give "*" for one of the two
@@ -22,6 +22,7 @@
 #include "nd_buf.h"
 #include "nd_classify.h"
 #include "nd_hash.h"
+#include "nd_rx.h"
 #include "nd_util.h"
 
 #include <errno.h>
@@ -568,7 +569,7 @@ memo_match(const struct rule *ru, int f, const char *v, uint8_t *row,
 	int sh = (int)(i % 4) * 2, a = row[i / 4] >> sh & 3;
 
 	if (a == 0) {
-		a = regexec(&ru->re[f], v, 0, NULL, 0) == 0 ? 1 : 2;
+		a = nd_rx_exec(&ru->re[f], v, 0, NULL) == 0 ? 1 : 2;
 		row[i / 4] |= (uint8_t)(a << sh);
 	}
 	return a == 1;

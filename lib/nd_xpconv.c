@@ -21,6 +21,7 @@
 #include "nd_in.h"
 #include "nd_json.h"
 #include "nd_out.h"
+#include "nd_rx.h"
 #include "nd_scope.h"
 #include "nd_sha256.h"
 #include "nd_util.h"
@@ -1673,8 +1674,8 @@ line_selected(const nd_xpconv_opts *o, const nd_xp_line *ln)
 		return 1;
 	a = nd_xstrndup(ln->name.p, ln->name.n);
 	b = nd_xstrndup(ln->display_name.p, ln->display_name.n);
-	ok = regexec(o->lines, a, 0, NULL, 0) == 0 ||
-	    (ln->display_name.n > 0 && regexec(o->lines, b, 0, NULL, 0) == 0);
+	ok = nd_rx_exec(o->lines, a, 0, NULL) == 0 ||
+	    (ln->display_name.n > 0 && nd_rx_exec(o->lines, b, 0, NULL) == 0);
 	free(a);
 	free(b);
 	return ok;
@@ -1691,7 +1692,7 @@ plane_selected(const nd_xpconv_opts *o, nd_xp_str name)
 	if (o->planes == NULL)
 		return 1;
 	a = nd_xstrndup(name.p, name.n);
-	ok = regexec(o->planes, a, 0, NULL, 0) == 0;
+	ok = nd_rx_exec(o->planes, a, 0, NULL) == 0;
 	free(a);
 	return ok;
 }
