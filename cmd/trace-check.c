@@ -8,6 +8,7 @@
 #include "nd_hash.h"
 #include "nd_in.h"
 #include "nd_lines.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct checker {
 	int64_t *last_ts, *last_dur;
 	size_t cap_tl;
 	uint64_t records, spans, sources;
+	uint64_t durs;		/* the dur_ns so far, up to ND_SUM_MAX */
+	int durs_over;
 };
 
 static void
@@ -202,6 +205,14 @@ check_record(struct checker *c, nd_event *ev)
 		problem(c, "%.*s record after the end record of its source",
 		    (int)ev->type_name.n, ev->type_name.p);
 	c->seen[ev->type]++;
+	if ((ev->has & ND_HAS_DUR) && !c->durs_over &&
+	    (c->durs += (uint64_t)ev->dur_ns) > (uint64_t)ND_SUM_MAX) {
+		c->durs_over = 1;
+		problem(c, "%.*s record: \"dur_ns\" is %lld, and the durations "
+		    "of the input add up past 2^60 (36 years in ns)",
+		    (int)ev->type_name.n, ev->type_name.p,
+		    (long long)ev->dur_ns);
+	}
 	switch (ev->type) {
 	case ND_EV_SPAN:
 		c->spans++;

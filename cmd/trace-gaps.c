@@ -39,7 +39,7 @@ static const char usage_text[] =
 static void
 put_op_name(nd_jw *w, const char *key, const nd_gap_op *op)
 {
-	nd_jw_kcstr(w, key, op->name);
+	nd_jw_kstr(w, key, op->name, op->name_n);
 }
 
 static void
@@ -77,7 +77,8 @@ write_gap(nd_buf *b, const nd_gaps *g, const nd_gap *gap,
 	else if (gap->payload.has_step)
 		nd_jw_kint(&w, "step", gap->payload.step);
 	if (gap->payload.scope != NULL)
-		nd_jw_kcstr(&w, "scope", gap->payload.scope);
+		nd_jw_kstr(&w, "scope", gap->payload.scope,
+		    gap->payload.scope_n);
 	nd_jw_kcstr(&w, "level", level == ND_GAP_DEVICE ? "device" : "timeline");
 	put_op_name(&w, "before", &gap->before);
 	put_op_name(&w, "marker", &gap->marker);
@@ -93,9 +94,10 @@ write_gap(nd_buf *b, const nd_gaps *g, const nd_gap *gap,
 			const nd_gap_ctx *c = &gap->ctx[i];
 
 			nd_jw_obj(&w);
-			nd_jw_kcstr(&w, "name", c->name != NULL ? c->name : "");
+			nd_jw_kstr(&w, "name", c->name != NULL ? c->name : "",
+			    c->name_n);
 			if (c->thread != NULL)
-				nd_jw_kcstr(&w, "thread", c->thread);
+				nd_jw_kstr(&w, "thread", c->thread, c->thread_n);
 			nd_jw_kint(&w, "ts_ns", c->ts);
 			nd_jw_kint(&w, "dur_ns", c->dur);
 			nd_jw_kint(&w, "overlap_ns", c->overlap);

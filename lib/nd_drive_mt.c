@@ -19,6 +19,8 @@ typedef struct slot {
 	nd_event ev;
 	nd_buf scratch;		/* ev's decoded strings */
 	const nd_source_info *si;
+	int input;		/* where, for nd_stream_at */
+	uint64_t line;
 } slot;
 
 typedef struct batch {
@@ -126,6 +128,8 @@ decoder(void *arg)
 
 		if (more) {
 			sl->si = nd_stream_meta(m->st, sl->ev.source);
+			sl->input = nd_stream_input(m->st);
+			sl->line = nd_stream_lineno(m->st);
 			b->n++;
 			if (b->n < NSLOT && b->used < FILL)
 				continue;
@@ -201,8 +205,10 @@ nd_drive_mt_records(nd_stream *st, const nd_drive_cb *cb)
 		while (!b->full)
 			pthread_cond_wait(&m->full, &m->mu);
 		pthread_mutex_unlock(&m->mu);
-		for (size_t i = 0; i < b->n; i++)
+		for (size_t i = 0; i < b->n; i++) {
+			nd_stream_at(st, b->s[i].input, b->s[i].line);
 			cb->record(cb->ctx, &b->s[i].ev, b->s[i].si);
+		}
 		if (b->died)
 			nd_die(m->code, "%s", m->msg);
 		if (b->last)

@@ -5,6 +5,7 @@
 #include "nd_nest.h"
 #include "nd_sort.h"
 #include "nd_spool.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
@@ -207,6 +208,15 @@ istr(const nd_gaps *g, uint32_t id)
 	return id == NONE ? NULL : nd_sid_str(id, NULL);
 }
 
+/* The same with its length (a name may hold NUL); 0 for NONE. */
+static const char *
+istrn(const nd_gaps *g, uint32_t id, size_t *n)
+{
+	(void)g;
+	*n = 0;
+	return id == NONE ? NULL : nd_sid_str(id, n);
+}
+
 /* Intern the copied strings of a timeline's latest-ending op. */
 static void
 bop_intern(struct tl *t)
@@ -387,7 +397,8 @@ tl_add(nd_gaps *g, struct tl *t, struct op *op, nd_str name, nd_str scope,
 
 			if (op->ts - t->hi >= g->o.min_ns) {
 				t->lgaps++;
-				t->lidle += op->ts - t->hi;
+				t->lidle += nd_sum_add("idle stretch",
+				    op->ts - t->hi);
 				if (op->ts - t->hi > t->lmax)
 					t->lmax = op->ts - t->hi;
 			}
@@ -554,10 +565,10 @@ op_cmp(const void *a, const void *b, void *ctx)
 static void
 fill_op(const nd_gaps *g, nd_gap_op *o, const struct op *op)
 {
-	o->name = istr(g, op->name);
+	o->name = istrn(g, op->name, &o->name_n);
 	if (o->name == NULL)
 		o->name = "";
-	o->scope = istr(g, op->scope);
+	o->scope = istrn(g, op->scope, &o->scope_n);
 	o->has_step = op->has_step;
 	o->step = op->step;
 	o->ts = op->ts;
@@ -642,7 +653,8 @@ emit(nd_gaps *g, int64_t a, int64_t b, int tl, uint32_t dev,
 
 			*o = base;
 			o->ts = a;
-			o->dur = b - a;
+			/* a timeline's gaps passed nd_sum_add as t->lidle */
+			o->dur = tl >= 0 ? b - a : nd_sum_add("gap", b - a);
 		}
 		return;
 	}
@@ -665,7 +677,7 @@ emit(nd_gaps *g, int64_t a, int64_t b, int tl, uint32_t dev,
 			o = new_gap(g);
 			*o = base;
 			o->ts = lo;
-			o->dur = hi - lo;
+			o->dur = nd_sum_add("gap", hi - lo);
 			o->has_wstep = 1;
 			o->wstep = w[i].num;
 		}
@@ -1031,8 +1043,8 @@ host_context(nd_gaps *g)
 
 			if (h->ts >= b || hi <= lo)
 				continue;
-			c.name = istr(g, h->name);
-			c.thread = istr(g, h->thread);
+			c.name = istrn(g, h->name, &c.name_n);
+			c.thread = istrn(g, h->thread, &c.thread_n);
 			c.ts = h->ts;
 			c.dur = h->end - h->ts;
 			c.overlap = hi - lo;

@@ -68,6 +68,7 @@ typedef struct nd_gaps_opts {
 
 typedef struct nd_gap_op {
 	const char *name, *scope;	/* scope NULL when absent */
+	size_t name_n, scope_n;		/* names may hold NUL */
 	int has_step;
 	int64_t step;
 	int64_t ts, dur;
@@ -75,6 +76,7 @@ typedef struct nd_gap_op {
 
 typedef struct nd_gap_ctx {
 	const char *name, *thread;	/* thread NULL when absent */
+	size_t name_n, thread_n;	/* names may hold NUL */
 	int64_t ts, dur, overlap;
 } nd_gap_ctx;
 

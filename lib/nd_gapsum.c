@@ -97,7 +97,7 @@ row_of(table *t, const char *key, size_t n)
 }
 
 static void
-add_str(nd_gapsum *s, int by, const char *str, const nd_gap *gap)
+add_str(nd_gapsum *s, int by, const char *str, size_t n, const nd_gap *gap)
 {
 	row *r;
 
@@ -105,7 +105,7 @@ add_str(nd_gapsum *s, int by, const char *str, const nd_gap *gap)
 		r = row_of(&s->t[by], NULL, 0);
 	else {
 		nd_buf_reset(&s->scratch);
-		nd_json_put_str(&s->scratch, str, strlen(str));
+		nd_json_put_str(&s->scratch, str, n);
 		r = row_of(&s->t[by], s->scratch.p, s->scratch.len);
 	}
 	row_add(r, 1, gap->dur, gap->dur);
@@ -114,9 +114,10 @@ add_str(nd_gapsum *s, int by, const char *str, const nd_gap *gap)
 void
 nd_gapsum_add(nd_gapsum *s, const nd_gap *gap)
 {
-	add_str(s, BY_CAUSE, gap->cause, gap);
-	add_str(s, BY_PAYLOAD, gap->payload.name, gap);
-	add_str(s, BY_SCOPE, gap->payload.scope, gap);
+	add_str(s, BY_CAUSE, gap->cause, gap->cause != NULL ?
+	    strlen(gap->cause) : 0, gap);
+	add_str(s, BY_PAYLOAD, gap->payload.name, gap->payload.name_n, gap);
+	add_str(s, BY_SCOPE, gap->payload.scope, gap->payload.scope_n, gap);
 }
 
 /* ---- ordered rows ---- */

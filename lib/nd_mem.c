@@ -300,12 +300,26 @@ name_id(nd_mem *m, const char *s, size_t n)
 	return nd_intern_id(m->names, s, n);
 }
 
-static const char *
-name_str(nd_mem *m, uint32_t id)
+/* A name and its length: names may hold NUL, so JSON takes both. */
+static void
+put_name(nd_jw *w, const char *k, nd_mem *m, uint32_t id)
 {
 	size_t n;
+	const char *s = nd_intern_str(m->names, id, &n);
 
-	return nd_intern_str(m->names, id, &n);
+	if (k != NULL)
+		nd_jw_key(w, k);
+	nd_jw_str(w, s, n);
+}
+
+/* The same for text: its visible form (nd_text_visible) appended to b. */
+static void
+add_name(nd_buf *b, nd_mem *m, uint32_t id)
+{
+	size_t n;
+	const char *s = nd_intern_str(m->names, id, &n);
+
+	nd_text_visible(b, s, n);
 }
 
 /* A label: the series' device or allocator, shared by every source. */
@@ -965,12 +979,15 @@ write_peak(nd_mem *m, const struct series *se, uint32_t *anc)
 		nd_buf_reset(&m->tmp);
 		if (has_step)
 			nd_buf_addf(&m->tmp, "step %" PRId64, step);
-		if (op != NONE32)
-			nd_buf_addf(&m->tmp, "%sop %s", m->tmp.len ? ", " :
-			    "", name_str(m, op));
-		if (scope != NONE32)
-			nd_buf_addf(&m->tmp, "%sscope %s", m->tmp.len ?
-			    ", " : "", name_str(m, scope));
+		if (op != NONE32) {
+			nd_buf_adds(&m->tmp, m->tmp.len ? ", op " : "op ");
+			add_name(&m->tmp, m, op);
+		}
+		if (scope != NONE32) {
+			nd_buf_adds(&m->tmp, m->tmp.len ? ", scope " :
+			    "scope ");
+			add_name(&m->tmp, m, scope);
+		}
 		if (m->tmp.len > 0)
 			text(m, "  running       %s", m->tmp.p);
 		text(m, "  samples       %" PRIu64 ": %" PRIu64 " allocs (%s), "
@@ -1007,17 +1024,16 @@ write_peak(nd_mem *m, const struct series *se, uint32_t *anc)
 		if (has_step)
 			nd_jw_kint(&w, "step", step);
 		if (op != NONE32)
-			nd_jw_kcstr(&w, "op", name_str(m, op));
+			put_name(&w, "op", m, op);
 		if (scope != NONE32)
-			nd_jw_kcstr(&w, "scope", name_str(m, scope));
+			put_name(&w, "scope", m, scope);
 		if (n > 0) {
 			size_t k = n < MAX_STACK_OUT ? n : MAX_STACK_OUT;
 
 			nd_jw_key(&w, "stack");
 			nd_jw_arr(&w);
 			for (size_t i = k; i-- > 0;)
-				nd_jw_cstr(&w, name_str(m,
-				    m->spans[anc[i]].name));
+				put_name(&w, NULL, m, m->spans[anc[i]].name);
 			nd_jw_arr_end(&w);
 		}
 		nd_jw_kuint(&w, "samples", se->samples);
@@ -1143,7 +1159,14 @@ cmp_row(const void *a, const void *b, void *ctx)
 		return x->allocs > y->allocs ? -1 : 1;
 	if (x->op == NONE32 || y->op == NONE32)
 		return x->op == y->op ? 0 : x->op == NONE32 ? 1 : -1;
-	return strcmp(name_str(m, x->op), name_str(m, y->op));
+	{
+		size_t xn, yn;
+		const char *xs = nd_intern_str(m->names, x->op, &xn);
+		const char *ys = nd_intern_str(m->names, y->op, &yn);
+		int c = memcmp(xs, ys, xn < yn ? xn : yn);
+
+		return c != 0 ? c : (xn > yn) - (xn < yn);
+	}
 }
 
 static int
@@ -1167,11 +1190,16 @@ write_row(nd_mem *m, const struct toprow *r, int64_t row, int other,
 		nd_buf_reset(&m->tmp);
 		if (other)
 			nd_buf_addf(&m->tmp, "(%" PRId64 " other ops)", ops);
+		else if (r->op == NONE32)
+			nd_buf_adds(&m->tmp, "(no op)");
 		else {
-			const char *op = r->op == NONE32 ? "(no op)" :
-			    name_str(m, r->op);
+			size_t n;
+			const char *op = nd_intern_str(m->names, r->op, &n);
+			nd_buf t = ND_BUF_INIT;
 
-			nd_name_short(op, strlen(op), ND_NAME_WIDTH, &m->tmp);
+			nd_name_short(op, n, ND_NAME_WIDTH, &t);
+			nd_text_visible(&m->tmp, t.p != NULL ? t.p : "", t.len);
+			nd_buf_free(&t);
 		}
 		text(m, "  %-14s %10" PRId64 " %12s %10" PRId64 " %12s %7s "
 		    "%12s  %s", label_str(m, r->label), r->allocs,
@@ -1190,7 +1218,7 @@ write_row(nd_mem *m, const struct toprow *r, int64_t row, int other,
 			nd_jw_kbool(&w, "other", 1);
 			nd_jw_kint(&w, "ops", ops);
 		} else if (r->op != NONE32)
-			nd_jw_kcstr(&w, "op", name_str(m, r->op));
+			put_name(&w, "op", m, r->op);
 		nd_jw_kint(&w, "allocs", r->allocs);
 		nd_jw_kint(&w, "alloc_bytes", r->alloc_bytes);
 		nd_jw_kint(&w, "frees", r->frees);

@@ -44,6 +44,7 @@
 #include "nd_out.h"
 #include "nd_sha256.h"
 #include "nd_stream.h"
+#include "nd_sum.h"
 
 #include <stdint.h>
 
@@ -81,10 +82,9 @@ unsigned nd_partial_read(char **paths, int n, const char *header,
 
 /* The rest are for an nd_partial_fn, on the record it was handed. */
 
-/* Figures a merge adds up (durations, counts) add up to at most this over
- * the whole merge: 2^60 ns is 36 years, beyond any profile, and an int64
- * holds 7 times it, so the analysis can add the merged sums again. */
-#define ND_PARTIAL_SUM_MAX (INT64_C(1) << 60)
+/* Figures a merge adds up (durations, counts) add up to at most the one
+ * bound of every sum (nd_sum.h) over the whole merge. */
+#define ND_PARTIAL_SUM_MAX ND_SUM_MAX
 /* v, the figure KEY of the record, after adding |v| to the merge's total
  * of figures; dies "FILE:LINE: ... pass 2^60" past ND_PARTIAL_SUM_MAX.
  * (Outside nd_partial_read, a reader used alone, it returns v.) */

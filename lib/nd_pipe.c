@@ -10,8 +10,10 @@
 
 #include "nd_cli.h"
 #include "nd_hash.h"
+#include "nd_rx.h"
 #include "nd_sort.h"
 #include "nd_steps.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <math.h>
@@ -33,6 +35,7 @@ static const char *const re_opt[RE_N] = {
 struct src {
 	int has_rank, has_origin, dev;
 	int64_t rank, origin;
+	int64_t shift;		/* finish: origin - the earliest (nd_sum.h) */
 	nd_ivset work, p2p;	/* the source's own clock */
 };
 
@@ -42,7 +45,7 @@ struct blk {
 	int64_t mb, pid, tid, step, ts, dur;
 	uint64_t seq;
 	size_t ri;		/* finish: rank index */
-	int64_t t;		/* finish: ts + origin */
+	int64_t t;		/* finish: ts + shift */
 };
 
 struct mark {
@@ -54,7 +57,7 @@ struct mark {
 struct prank {
 	int64_t rank;
 	int dev;
-	nd_ivset work, p2p;	/* ts + origin */
+	nd_ivset work, p2p;	/* ts + shift */
 };
 
 /* Where a result's arrays start in the pools (pointers are set last). */
@@ -287,7 +290,7 @@ classify(nd_pipe *p, const nd_event *ev)
 		return *v;
 	*v = CLS_NONE;
 	for (int i = 0; i < RE_N; i++) {
-		if (regexec(&p->re[i], ev->name.p, 10, m, 0) != 0)
+		if (nd_rx_exec(&p->re[i], ev->name.p, 10, m) != 0)
 			continue;
 		*v = (uint64_t)re_cls[i];
 		if (re_cls[i] != CLS_P2P && match_mb(ev->name.p, m, 10, &mb))
@@ -516,6 +519,25 @@ add_shifted(nd_ivset *dst, nd_ivset *src, int64_t off)
 		nd_ivset_add(dst, src->iv[i].lo + off, src->iv[i].hi + off);
 }
 
+/* Each source's clock onto that of the earliest origin: origin_ns may be
+ * any int64, the shifts are at most 2^61 (nd_sum_apart). */
+static void
+shift_clocks(nd_pipe *p)
+{
+	int64_t base = 0;
+	int any = 0;
+
+	for (size_t i = 0; i < p->nsrc; i++)
+		if (p->src[i].has_origin && (!any || p->src[i].origin < base)) {
+			base = p->src[i].origin;
+			any = 1;
+		}
+	for (size_t i = 0; i < p->nsrc; i++)
+		p->src[i].shift = p->src[i].has_origin ?
+		    nd_sum_apart("origin_ns", p->src[i].origin, 0, base, 0) :
+		    0;
+}
+
 /* The ranks: sorted distinct, each with its work and P2P unions. */
 static void
 make_ranks(nd_pipe *p)
@@ -529,6 +551,7 @@ make_ranks(nd_pipe *p)
 		p->abs &= p->src[i].has_origin;
 	}
 	nd_sort(r, p->nsrc, sizeof *r, cmp_rank, NULL);
+	shift_clocks(p);
 	p->rk = nd_xcalloc(p->nsrc + 1, sizeof *p->rk);
 	for (size_t i = 0; i < p->nsrc; i++)
 		if (n == 0 || r[i] != p->rk[n - 1].rank)
@@ -542,14 +565,14 @@ make_ranks(nd_pipe *p)
 		struct src *s = &p->src[i];
 
 		if (k->dev)
-			add_shifted(&k->work, &s->work, s->origin);
-		add_shifted(&k->p2p, &s->p2p, s->origin);
+			add_shifted(&k->work, &s->work, s->shift);
+		add_shifted(&k->p2p, &s->p2p, s->shift);
 	}
 	for (size_t i = 0; i < p->nblk; i++) {
 		struct blk *b = &p->blk[i];
 
 		b->ri = rank_index(p, b->src);
-		b->t = b->ts + p->src[b->src].origin;
+		b->t = b->ts + p->src[b->src].shift;
 		if (!p->rk[b->ri].dev)
 			nd_ivset_add(&p->rk[b->ri].work, b->t,
 			    nd_add_sat(b->t, b->dur));
@@ -560,7 +583,7 @@ make_ranks(nd_pipe *p)
 	}
 	for (size_t i = 0; i < p->nmk; i++) {
 		p->mk[i].ri = rank_index(p, p->mk[i].src);
-		p->mk[i].t = p->mk[i].ts + p->src[p->mk[i].src].origin;
+		p->mk[i].t = p->mk[i].ts + p->src[p->mk[i].src].shift;
 	}
 	nd_sort(p->mk, p->nmk, sizeof *p->mk, cmp_mark, NULL);
 }
@@ -764,8 +787,12 @@ step_figures(nd_pipe_step *st, nd_pipe_rank *rk, size_t n,
 	}
 	for (size_t i = 0; i < n; i++) {
 		nd_pipe_rank *r = &rk[i];
-		int64_t e = r->mb * (rk[st->slow].fb_per_mb - r->fb_per_mb);
+		int64_t e;
 
+		/* a count times a time: past int64 it is past the bubble */
+		if (__builtin_mul_overflow(r->mb, rk[st->slow].fb_per_mb -
+		    r->fb_per_mb, &e))
+			e = INT64_MAX;
 		r->explained = (int)i == st->slow || e < 0 ? 0 :
 		    e < r->bubble ? e : r->bubble;
 		r->explained_frac = r->bubble > 0 ? (double)r->explained /
@@ -813,8 +840,11 @@ build_step(nd_pipe *p, struct blk **b, size_t n, int64_t num)
 	}
 	if (ng == 0)
 		return;
-	for (size_t i = 0; i < ng; i++)
+	for (size_t i = 0; i < ng; i++) {
+		/* each rank's figures are parts of the window (nd_sum.h) */
+		nd_sum_add("pipeline window", w1 - w0);
 		rank_figures(p, &p->g[i], b, (int)i, w0, w1);
+	}
 	nd_grow(&p->steps, &p->capsteps, p->nsteps + 1, sizeof *p->steps);
 	p->sfix = nd_xrealloc(p->sfix, p->capsteps * sizeof *p->sfix);
 	p->sfix[p->nsteps] = r0;

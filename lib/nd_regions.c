@@ -24,7 +24,8 @@
 
 /* A region as shown, after --depth, --min-share and --prune. */
 struct view {
-	char *name;		/* "a/b" after --prune */
+	char *name;		/* "a/b" after --prune; may hold NUL */
+	size_t namelen;
 	struct view **kids;
 	size_t nkids, capkids;
 	uint64_t self_count, count, overrun;
@@ -487,6 +488,15 @@ build_tree(nd_regions *r)
 	r->total = nd_rtree_sum(r->tree);
 }
 
+/* Byte order of two length-counted names (they may hold NUL). */
+static int
+bytes_cmp(const char *x, size_t xn, const char *y, size_t yn)
+{
+	int c = memcmp(x, y, xn < yn ? xn : yn);
+
+	return c != 0 ? c : (xn > yn) - (xn < yn);
+}
+
 /* The order of regions shown: inclusive time (descending), then name. */
 static int
 node_cmp(const void *a, const void *b, void *ctx)
@@ -496,7 +506,7 @@ node_cmp(const void *a, const void *b, void *ctx)
 
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return bytes_cmp(x->name, x->namelen, y->name, y->namelen);
 }
 
 static int
@@ -507,7 +517,7 @@ view_cmp(const void *a, const void *b)
 
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return bytes_cmp(x->name, x->namelen, y->name, y->namelen);
 }
 
 
@@ -517,11 +527,12 @@ view_cmp(const void *a, const void *b)
  * of a region are built while walking, so memory stays linear in the
  * segments of the input. */
 static struct view *
-view_new(const char *name)
+view_new(const char *name, size_t n)
 {
 	struct view *v = nd_xcalloc(1, sizeof *v);
 
-	v->name = nd_xstrdup(name);
+	v->name = nd_xstrndup(name, n);
+	v->namelen = n;
 	return v;
 }
 
@@ -602,7 +613,7 @@ make_view(nd_regions *r, uint32_t top, struct view *parent,
 			}
 			continue;
 		}
-		v = view_new(nd->name);
+		v = view_new(nd->name, nd->namelen);
 		v->incl = nd->incl;
 		v->count = nd->count;
 		v->excl = nd->excl;
@@ -653,7 +664,7 @@ prune(struct view *top)
 			nd_buf_reset(&nm);
 			while (k->nkids == 1 && k->excl == 0) {
 				c = k->kids[0];
-				nd_buf_adds(&nm, k->name);
+				nd_buf_add(&nm, k->name, k->namelen);
 				nd_buf_addc(&nm, '/');
 				self_count += k->self_count;
 				overrun += k->overrun;
@@ -661,9 +672,10 @@ prune(struct view *top)
 				view_free(k);
 				k = c;
 			}
-			nd_buf_adds(&nm, k->name);
+			nd_buf_add(&nm, k->name, k->namelen);
 			free(k->name);
 			k->name = nd_xstrndup(nm.p, nm.len);
+			k->namelen = nm.len;
 			k->self_count += self_count;
 			k->count = count;
 			k->overrun += overrun;
@@ -703,7 +715,7 @@ emit_json(struct outctx *c, const struct view *v, int depth)
 		nd_jw_kcstr(&w, "device", c->device);
 	nd_jw_kstr(&w, "path", c->path.p != NULL ? c->path.p : "",
 	    c->path.len);
-	nd_jw_kcstr(&w, "name", v->name);
+	nd_jw_kstr(&w, "name", v->name, v->namelen);
 	nd_jw_kint(&w, "depth", depth);
 	nd_jw_kuint(&w, "count", v->count);
 	nd_jw_kuint(&w, "self_count", v->self_count);
@@ -738,6 +750,19 @@ tree_indent(int depth, char *pre, size_t npre)
 	return (size_t)(2 * (TREE_LEVELS - 1)) + strlen(pre);
 }
 
+/* The width of a view's name in --tree: that of its visible form. */
+static size_t
+view_width(const struct view *v)
+{
+	nd_buf t = ND_BUF_INIT;
+	size_t w;
+
+	nd_text_visible(&t, v->name, v->namelen);
+	w = nd_text_width(t.p != NULL ? t.p : "", t.len);
+	nd_buf_free(&t);
+	return w;
+}
+
 static void
 emit_tree(struct outctx *c, const struct view *v, int depth)
 {
@@ -747,14 +772,15 @@ emit_tree(struct outctx *c, const struct view *v, int depth)
 	    (double)c->r->total : 0.0;
 	size_t bar = (size_t)llround(share * BARW);
 	size_t ind = tree_indent(depth, pre, sizeof pre);
-	size_t used = ind + nd_text_width(v->name, strlen(v->name));
+	size_t used = ind + view_width(v);
 	size_t col = (c->namew < TREE_BARCOL ? c->namew : TREE_BARCOL) + 2;
 
 	nd_fmt_dur(incl, sizeof incl, v->incl, 0);
 	nd_fmt_dur(excl, sizeof excl, v->excl, 0);
-	nd_buf_addf(b, "%6.2f%%  %11s  %11s  %8llu  %*s%s%s", 100.0 * share,
+	nd_buf_addf(b, "%6.2f%%  %11s  %11s  %8llu  %*s%s", 100.0 * share,
 	    incl, excl, (unsigned long long)v->count,
-	    (int)(ind - strlen(pre)), "", pre, v->name);
+	    (int)(ind - strlen(pre)), "", pre);
+	nd_text_visible(b, v->name, v->namelen);
 	if (bar > 0) {
 		for (size_t i = used; i < col; i++)
 			nd_buf_addc(b, ' ');
@@ -787,9 +813,11 @@ emit_folded(struct outctx *c, int depth)
 	for (int i = 1; i <= depth; i++) {
 		if (i > 1)
 			nd_buf_addc(b, ';');
-		for (const char *s = c->anc[i]->name; *s; s++)
-			nd_buf_addc(b, *s == ';' ? ':' : *s == '\n' ? ' ' :
-			    *s);
+		for (size_t k = 0; k < c->anc[i]->namelen; k++) {
+			char ch = c->anc[i]->name[k];
+
+			nd_buf_addc(b, ch == ';' ? ':' : ch == '\n' ? ' ' : ch);
+		}
 	}
 	nd_buf_addf(b, " %lld\n", (long long)c->anc[depth]->excl);
 	nd_out_commit(c->o);
@@ -823,7 +851,7 @@ walk(struct outctx *c, const struct view *top, int fmt)
 		c->path.len = d > 1 ? c->plen[d - 1] : 0;
 		if (d > 1)
 			nd_buf_addc(&c->path, '/');
-		nd_buf_adds(&c->path, v->name);
+		nd_buf_add(&c->path, v->name, v->namelen);
 		c->plen[d] = c->path.len;
 		if (fmt == ND_REG_JSON)
 			emit_json(c, v, it.depth);
@@ -853,7 +881,7 @@ name_width(const struct view *top, size_t *w)
 		struct wv it = st[--n];
 		char pre[24];
 		size_t u = tree_indent(it.depth, pre, sizeof pre) +
-		    nd_text_width(it.v->name, strlen(it.v->name));
+		    view_width(it.v);
 
 		if (u > *w)
 			*w = u;
@@ -945,8 +973,8 @@ nd_regions_write(nd_regions *r, nd_out *o)
 	}
 	for (size_t i = 0; i < nroots; i++) {
 		nd_region *dev = &r->tree->nodes[roots[i]];
-		struct view *top = view_new("");
-		struct view *other = view_new(OTHER);
+		struct view *top = view_new("", 0);
+		struct view *other = view_new(OTHER, strlen(OTHER));
 
 		if (dev->nkids > 1)
 			nd_sort(dev->kids, dev->nkids, sizeof *dev->kids,

@@ -116,6 +116,23 @@ nd_rep_name_id(nd_report *r, const char *s)
 	return nd_intern_id(r->names, s, strlen(s));
 }
 
+uint32_t
+nd_rep_name_idn(nd_report *r, const char *s, size_t n)
+{
+	if (s == NULL)
+		return UINT32_MAX;
+	return nd_intern_id(r->names, s, n);
+}
+
+const char *
+nd_rep_name_ofn(const nd_report *r, uint32_t id, size_t *n)
+{
+	*n = 0;
+	if (id == UINT32_MAX)
+		return NULL;
+	return nd_intern_str(r->names, id, n);
+}
+
 const char *
 nd_rep_name_of(const nd_report *r, uint32_t id)
 {

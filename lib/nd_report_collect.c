@@ -4,6 +4,7 @@
  * memory, roofline) and the timeline strip of the HTML page.
  */
 #include "nd_report_int.h"
+#include "nd_sum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,7 +399,7 @@ nd_rep_strip_free(nd_report *r)
 static void
 gap_region(nd_report *r, const nd_gap *g)
 {
-	uint32_t id = nd_rep_name_id(r, g->payload.scope);
+	uint32_t id = nd_rep_name_idn(r, g->payload.scope, g->payload.scope_n);
 	int isnew;
 	uint64_t *v = nd_map64_put(r->greg_ix, id, &isnew);
 	struct payload *p;
@@ -447,7 +448,8 @@ gap_cb(void *ctx, const nd_gap *g)
 	}
 	cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
 	    nd_rep_name_id(r, g->cause ? g->cause : "other"), 1, g->dur);
-	pid = nd_rep_name_id(r, g->payload.name ? g->payload.name : "?");
+	pid = g->payload.name != NULL ? nd_rep_name_idn(r, g->payload.name,
+	    g->payload.name_n) : nd_rep_name_id(r, "?");
 	if (pid >= r->cappay) {
 		size_t old = r->cappay;
 
@@ -464,8 +466,10 @@ gap_cb(void *ctx, const nd_gap *g)
 	    (g->dur == p->max && g->ts < p->max_ts)) {
 		p->max = g->dur;
 		p->max_ts = g->ts;
-		p->marker = nd_rep_name_id(r, g->marker.name);
-		p->region = nd_rep_name_id(r, g->payload.scope);
+		p->marker = nd_rep_name_idn(r, g->marker.name,
+		    g->marker.name_n);
+		p->region = nd_rep_name_idn(r, g->payload.scope,
+		    g->payload.scope_n);
 	}
 	p->n++;
 	p->total += g->dur;
@@ -620,7 +624,7 @@ nd_rep_finish_source(nd_report *r)
 		struct rdev *dv = &r->devs[d];	/* after rep_dev grew devs */
 
 		nd_breakdown_add(&dv->pw_bd, &st[i].bd);
-		dv->pw_total += st[i].dur;
+		dv->pw_total += nd_sum_add("profile window", st[i].dur);
 	}
 	nd_steps_reset(r->st_src);
 	nd_steps_reset(r->st_dev);

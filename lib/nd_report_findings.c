@@ -20,6 +20,7 @@
  * the late rank makes the others wait in their collectives.
  */
 #include "nd_report_int.h"
+#include "nd_cli.h"
 
 #include "nd_name.h"
 #include "nd_sort.h"
@@ -222,16 +223,35 @@ fdur(nd_report *r, int i, int64_t ns)
  * (valid until reused): statements are read by people; the JSON evidence
  * keeps the full name. */
 static const char *
-fname(nd_report *r, int i, const char *s)
+fnamen(nd_report *r, int i, const char *s, size_t n)
 {
-	nd_buf b = ND_BUF_INIT;
+	nd_buf b = ND_BUF_INIT, v = ND_BUF_INIT;
 
 	if (s == NULL)
 		return "none";
-	nd_name_short(s, strlen(s), ND_NAME_WIDTH, &b);
-	snprintf(r->fnames[i], sizeof r->fnames[i], "%.*s", (int)b.len, b.p);
+	nd_name_short(s, n, ND_NAME_WIDTH, &b);
+	/* a sentence for people: controls (NUL too) as visible escapes */
+	nd_text_visible(&v, b.p != NULL ? b.p : "", b.len);
+	snprintf(r->fnames[i], sizeof r->fnames[i], "%.*s", (int)v.len,
+	    v.p != NULL ? v.p : "");
 	nd_buf_free(&b);
+	nd_buf_free(&v);
 	return r->fnames[i];
+}
+
+static const char *
+fname(nd_report *r, int i, const char *s)
+{
+	return fnamen(r, i, s, s != NULL ? strlen(s) : 0);
+}
+
+static const char *
+fname_id(nd_report *r, int i, uint32_t id)
+{
+	size_t n;
+	const char *s = nd_rep_name_ofn(r, id, &n);
+
+	return fnamen(r, i, s, n);
 }
 
 /* "of step time" or "of the profile window": what the shares are of. */
@@ -678,8 +698,12 @@ f_idle(nd_report *r, int rule, int64_t ns)
 	nd_jw_kint(w, "gap_ns", r->gap_total);
 	nd_jw_kdbl(w, "launch_pct", r->val[R_SMALLGAPS]);
 	nd_jw_key(w, "top_payload");
-	if (p != NULL)
-		nd_jw_cstr(w, nd_rep_name_of(r, tp));
+	if (p != NULL) {
+		size_t n;
+		const char *s = nd_rep_name_ofn(r, tp, &n);
+
+		nd_jw_str(w, s != NULL ? s : "", n);
+	}
 	else
 		nd_jw_null(w);
 	nd_jw_kint(w, "top_payload_gap_ns", p ? p->total : 0);
@@ -700,7 +724,7 @@ f_idle(nd_report *r, int rule, int64_t ns)
 		    r->val[R_SMALLGAPS]);
 	if (p != NULL)
 		nd_buf_addf(&ev, "; top payload op after the gaps: %s, %s of "
-		    "gap time in %llu gaps", fname(r, 0, nd_rep_name_of(r, tp)),
+		    "gap time in %llu gaps", fname_id(r, 0, tp),
 		    fdur(r, 1, p->total), (unsigned long long)p->n);
 	gap_causes(r, &ev, &sg);
 	if (rule == R_IDLE)

@@ -88,6 +88,7 @@ struct mpeak {
 /* A row of a rolled-up table. */
 struct trow {
 	const char *key;	/* regions: NULL unless shown (reg_paths) */
+	size_t keylen;		/* a name may hold NUL: never strlen(key) */
 	uint64_t count;
 	int64_t self, total, max;
 	int depth;
@@ -259,6 +260,7 @@ struct nd_report {
 	 * (nd_rep_cut) of nopreg_rows; names in r->names, region NULL: none */
 	struct orow {
 		const char *op, *region;
+		size_t oplen, regionlen;	/* they may hold NUL */
 		uint64_t count;
 		int64_t excl, total;
 	} *opreg;
@@ -383,6 +385,10 @@ extern const nd_report_rule nd_rep_rules[];
 
 /* nd_report.c */
 uint32_t nd_rep_name_id(nd_report *r, const char *s);
+/* The same for a name of n bytes, which may hold NUL. */
+uint32_t nd_rep_name_idn(nd_report *r, const char *s, size_t n);
+/* A name and its length n (it may hold NUL); NULL for UINT32_MAX. */
+const char *nd_rep_name_ofn(const nd_report *r, uint32_t id, size_t *n);
 const char *nd_rep_name_of(const nd_report *r, uint32_t id);
 char *nd_rep_jstrdup(const nd_jval *v);
 double nd_rep_pct(int64_t a, int64_t b);

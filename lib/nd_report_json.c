@@ -35,6 +35,20 @@ j_str(nd_jw *w, const char *k, const char *v)
 		nd_jw_cstr(w, v);
 }
 
+/* key: the name of id, exact (null when none) */
+static void
+j_name(nd_jw *w, const char *k, const nd_report *r, uint32_t id)
+{
+	size_t n;
+	const char *s = nd_rep_name_ofn(r, id, &n);
+
+	nd_jw_key(w, k);
+	if (s == NULL)
+		nd_jw_null(w);
+	else
+		nd_jw_str(w, s, n);
+}
+
 static void
 j_rows(nd_report *r, nd_jw *w, const char *k, const char *name,
     const struct trow *t, size_t n, int regions)
@@ -45,7 +59,10 @@ j_rows(nd_report *r, nd_jw *w, const char *k, const char *name,
 	nd_jw_arr(w);
 	for (size_t i = 0; i < m; i++) {
 		nd_jw_obj(w);
-		nd_jw_kcstr(w, name, t[i].key);
+		if (t[i].key != NULL)
+			nd_jw_kstr(w, name, t[i].key, t[i].keylen);
+		else
+			nd_jw_kcstr(w, name, NULL);
 		nd_jw_kuint(w, "count", t[i].count);
 		if (regions) {
 			nd_jw_kint(w, "depth", t[i].depth);
@@ -231,8 +248,12 @@ j_opreg(nd_report *r, nd_jw *w)
 		const struct orow *o = &r->opreg[i];
 
 		nd_jw_obj(w);
-		nd_jw_kcstr(w, "name", o->op);
-		j_str(w, "region", o->region);
+		nd_jw_kstr(w, "name", o->op, o->oplen);
+		nd_jw_key(w, "region");
+		if (o->region != NULL)
+			nd_jw_str(w, o->region, o->regionlen);
+		else
+			nd_jw_null(w);
 		nd_jw_kuint(w, "count", o->count);
 		nd_jw_kint(w, "exclusive_ns", o->excl);
 		nd_jw_kint(w, "total_ns", o->total);
@@ -422,12 +443,12 @@ j_gaps(nd_report *r, nd_jw *w)
 		const struct payload *p = &r->pay[r->payids[i]];
 
 		nd_jw_obj(w);
-		nd_jw_kcstr(w, "payload", nd_rep_name_of(r, r->payids[i]));
-		j_str(w, "marker", nd_rep_name_of(r, p->marker));
+		j_name(w, "payload", r, r->payids[i]);
+		j_name(w, "marker", r, p->marker);
 		nd_jw_kuint(w, "count", p->n);
 		nd_jw_kint(w, "total_ns", p->total);
 		nd_jw_kint(w, "max_ns", p->max);
-		j_str(w, "region", nd_rep_name_of(r, p->region));
+		j_name(w, "region", r, p->region);
 		nd_jw_obj_end(w);
 	}
 	nd_jw_arr_end(w);
@@ -438,7 +459,7 @@ j_gaps(nd_report *r, nd_jw *w)
 		const struct payload *p = &r->gregs[i];
 
 		nd_jw_obj(w);
-		j_str(w, "region", nd_rep_name_of(r, p->region));
+		j_name(w, "region", r, p->region);
 		nd_jw_kuint(w, "count", p->n);
 		nd_jw_kint(w, "total_ns", p->total);
 		nd_jw_kint(w, "max_ns", p->max);

@@ -25,17 +25,13 @@ put_pct(nd_buf *b, int64_t a, int64_t tot)
  * would open a tag, "&lt;" name an entity) backslash-escaped, so that the
  * text reads as written in any viewer and in nd_report_html. */
 static void
-put_txt(nd_buf *b, const char *s)
+put_txtn(nd_buf *b, const char *s, size_t n)
 {
 	nd_buf vis = ND_BUF_INIT;
 
-	if (s == NULL) {
-		nd_buf_adds(b, "-");
-		return;
-	}
-	/* controls and bidi overrides as visible escapes first: their
-	 * backslash is then escaped like any other */
-	nd_text_visible(&vis, s, strlen(s));
+	/* controls (NUL too) and bidi overrides as visible escapes first:
+	 * their backslash is then escaped like any other */
+	nd_text_visible(&vis, s, n);
 	nd_buf_addc(&vis, '\0');
 	for (s = vis.p; *s; s++) {
 		switch (*s) {
@@ -61,10 +57,19 @@ put_txt(nd_buf *b, const char *s)
 	nd_buf_free(&vis);
 }
 
+static void
+put_txt(nd_buf *b, const char *s)
+{
+	if (s == NULL)
+		nd_buf_adds(b, "-");
+	else
+		put_txtn(b, s, strlen(s));
+}
+
 /* A name in a table: shortened by nd_name_short (ndtrace(7), "Names in
  * tables"). */
 static void
-put_name(nd_buf *b, const char *s)
+put_namen(nd_buf *b, const char *s, size_t n)
 {
 	nd_buf t = ND_BUF_INIT;
 
@@ -72,9 +77,25 @@ put_name(nd_buf *b, const char *s)
 		put_txt(b, s);
 		return;
 	}
-	nd_name_short(s, strlen(s), ND_NAME_WIDTH, &t);
-	put_txt(b, t.p != NULL ? t.p : "");
+	nd_name_short(s, n, ND_NAME_WIDTH, &t);
+	put_txtn(b, t.p != NULL ? t.p : "", t.len);
 	nd_buf_free(&t);
+}
+
+static void
+put_name(nd_buf *b, const char *s)
+{
+	put_namen(b, s, s != NULL ? strlen(s) : 0);
+}
+
+/* The report's name id (it may hold NUL), shortened; "-" for none. */
+static void
+put_nameid(nd_buf *b, const nd_report *r, uint32_t id)
+{
+	size_t n;
+	const char *s = nd_rep_name_ofn(r, id, &n);
+
+	put_namen(b, s, n);
 }
 
 static void
@@ -469,7 +490,7 @@ md_trow_table(nd_report *r, nd_buf *b, const char *what,
 	    "mean | max |\n|---|---|---|---|---|---|---|---|\n", what);
 	for (size_t i = 0; i < m; i++) {
 		nd_buf_addf(b, "| %zu | ", i + 1);
-		put_name(b, t[i].key);
+		put_namen(b, t[i].key, t[i].keylen);
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)t[i].count);
 		nd_rep_put_dur(b, t[i].self);
 		nd_buf_adds(b, " | ");
@@ -721,15 +742,15 @@ md_gaps(nd_report *r, nd_buf *b)
 		const struct payload *p = &r->pay[r->payids[i]];
 
 		nd_buf_addf(b, "| %zu | ", i + 1);
-		put_name(b, nd_rep_name_of(r, r->payids[i]));
+		put_nameid(b, r, r->payids[i]);
 		nd_buf_adds(b, " | ");
-		put_name(b, nd_rep_name_of(r, p->marker));
+		put_nameid(b, r, p->marker);
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)p->n);
 		nd_rep_put_dur(b, p->total);
 		nd_buf_adds(b, " | ");
 		nd_rep_put_dur(b, p->max);
 		nd_buf_adds(b, " | ");
-		put_name(b, nd_rep_name_of(r, p->region));
+		put_nameid(b, r, p->region);
 		nd_buf_adds(b, " |\n");
 	}
 	more(b, r, r->npayids, "payload ops");

@@ -149,7 +149,8 @@ table_rows(nd_top *t, nd_intern *keys, struct trow **rows, size_t *nrows)
 		int tag;
 
 		nd_top_field(t, ids[i], 0, &tag, &s, &len);
-		tr->key = nd_intern_str(keys, nd_intern_id(keys, s, len), NULL);
+		tr->key = nd_intern_str(keys, nd_intern_id(keys, s, len),
+		    &tr->keylen);
 		tr->count = row->count;
 		tr->self = row->self_ns;
 		tr->total = row->total_ns;
@@ -215,6 +216,7 @@ reg_rows(nd_report *r)
 		nd_rep_reg_path(r, &r->regs[i], &p);
 		r->reg_own[i] = nd_xstrndup(p.p ? p.p : "", p.len);
 		r->regs[i].key = r->reg_own[i];
+		r->regs[i].keylen = p.len;
 	}
 	r->nreg_own = m;
 	nd_buf_free(&p);
@@ -502,10 +504,10 @@ nd_rep_model_opreg(nd_report *r)
 		const char *s = leaf_field(k, kn, 0, &len);
 
 		o->op = nd_intern_str(r->names, nd_intern_id(r->names,
-		    s ? s : "", s ? len : 0), NULL);
+		    s ? s : "", s ? len : 0), &o->oplen);
 		s = leaf_field(k, kn, 1, &len);
 		o->region = s == NULL ? NULL : nd_intern_str(r->names,
-		    nd_intern_id(r->names, s, len), NULL);
+		    nd_intern_id(r->names, s, len), &o->regionlen);
 		o->count = g[ids[i]].count;
 		o->excl = g[ids[i]].self;
 		o->total = g[ids[i]].total;

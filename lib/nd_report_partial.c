@@ -75,7 +75,14 @@ kstr(nd_jw *w, const char *k, const char *s)
 static void
 kname(nd_jw *w, const nd_report *r, const char *k, uint32_t id)
 {
-	kstr(w, k, nd_rep_name_of(r, id));
+	size_t n;
+	const char *s = nd_rep_name_ofn(r, id, &n);
+
+	nd_jw_key(w, k);
+	if (s != NULL)
+		nd_jw_str(w, s, n);
+	else
+		nd_jw_null(w);
 }
 
 static const char *const bd_key[6] = { "compute_ns", "communication_ns",

@@ -4,7 +4,9 @@
 #include "nd_json.h"
 #include "nd_nest.h"
 #include "nd_peak.h"
+#include "nd_rx.h"
 #include "nd_sort.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <ctype.h>
@@ -172,7 +174,7 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 	if (ev->dur_ns > 0 && ev->name.p != NULL) {
 		regmatch_t m[2];
 
-		if (re != NULL && regexec(re, ev->name.p, 2, m, 0) == 0) {
+		if (re != NULL && nd_rx_exec(re, ev->name.p, 2, m) == 0) {
 			r->marker = ND_SM_REGEX;
 			if (m[1].rm_so >= 0 && parse_int(ev->name.p + m[1].rm_so,
 			    (size_t)(m[1].rm_eo - m[1].rm_so), &r->num))
@@ -2384,8 +2386,13 @@ nd_rank_wins_merge(nd_rank_win *w, size_t n)
 			/* several devices of one rank: its whole window */
 			int64_t end = p->ts + p->dur;
 
-			if (w[i].ts + w[i].dur > end)
+			/* what the window grows by is a time of its own
+			 * (nd_sum.h) */
+			if (w[i].ts + w[i].dur > end) {
+				nd_sum_add("step window",
+				    w[i].ts + w[i].dur - end);
 				end = w[i].ts + w[i].dur;
+			}
 			p->dur = end - p->ts;
 			if (w[i].wait > p->wait)
 				p->wait = w[i].wait;
@@ -2394,6 +2401,29 @@ nd_rank_wins_merge(nd_rank_win *w, size_t n)
 		w[m++] = w[i];
 	}
 	return m;
+}
+
+/* The windows w[0..n) of one step on its ranks, with abs on one clock:
+ * origin_ns + start_ns less the earliest's (nd_sum_apart), so that every
+ * time and difference the straggler takes stays in int64 (origin_ns may be
+ * any int64, a merged start_ns +-2^62). */
+static void
+rank_times(const nd_rank_win *w, size_t n, int abs, nd_rank_step *rs)
+{
+	size_t m = 0;
+
+	for (size_t k = 1; abs && k < n; k++)
+		if (nd_abstime_cmp(nd_abstime_of(w[k].origin, w[k].ts),
+		    nd_abstime_of(w[m].origin, w[m].ts)) < 0)
+			m = k;
+	for (size_t k = 0; k < n; k++) {
+		rs[k].rank = w[k].rank;
+		rs[k].start = !abs ? w[k].ts : nd_sum_apart("step starts "
+		    "(origin_ns+start_ns)", w[k].origin, w[k].ts, w[m].origin,
+		    w[m].ts);
+		rs[k].end = rs[k].start + w[k].dur;
+		rs[k].wait = w[k].wait;
+	}
 }
 
 void
@@ -2413,17 +2443,8 @@ nd_rank_steps(const nd_rank_win *w, size_t n, nd_rank_fn *fn, void *ctx)
 			continue;
 		}
 		for (size_t k = i; k < j; k++)
-			if (!w[k].has_origin)
-				abs = 0;
-		for (size_t k = i; k < j; k++) {
-			int64_t o = abs ? w[k].origin : 0;
-
-			rs[k - i].rank = w[k].rank;
-			/* origin_ns may be any int64 (ndtrace(7)) */
-			rs[k - i].start = nd_add_sat(o, w[k].ts);
-			rs[k - i].end = nd_add_sat(rs[k - i].start, w[k].dur);
-			rs[k - i].wait = w[k].wait;
-		}
+			abs &= w[k].has_origin;
+		rank_times(w + i, j - i, abs, rs);
 		nd_step_straggler(rs, j - i, abs, &sg);
 		fn(ctx, w + i, j - i, abs, &sg);
 		i = j;

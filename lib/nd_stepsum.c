@@ -6,6 +6,7 @@
 #include "nd_json.h"
 #include "nd_partial.h"
 #include "nd_sort.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <math.h>
@@ -62,6 +63,8 @@ nd_stepsum_add(nd_stepsum *s, const nd_stepsum_rec *r)
 {
 	if (s->nrec == s->caprec)
 		nd_grow(&s->rec, &s->caprec, s->nrec + 1, sizeof *s->rec);
+	/* its parts are parts of its window, so the window bounds them */
+	nd_sum_add("step", r->dur);
 	s->rec[s->nrec++] = *r;
 }
 
@@ -75,7 +78,7 @@ nd_stepsum_add_dev(nd_stepsum *s, int64_t num, int64_t dur, uint32_t dev,
 		nd_grow(&s->drec, &s->capdrec, s->ndrec + 1, sizeof *s->drec);
 	x = &s->drec[s->ndrec++];
 	x->num = num;
-	x->dur = dur;
+	x->dur = nd_sum_add("step", dur);
 	x->dev = dev;
 	x->bd = *bd;
 }

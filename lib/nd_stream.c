@@ -1,6 +1,7 @@
 #include "nd_stream.h"
 #include "nd_in.h"
 #include "nd_lines.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <stdlib.h>
@@ -22,6 +23,7 @@ struct nd_stream {
 	uint64_t line_at;	/* nd_stream_set_lineno */
 	nd_spool *spool;	/* nd_stream_spool_stdin */
 	int replay, stdin_opens;
+	uint64_t durs;		/* the dur_ns read so far (nd_sum.h) */
 };
 
 static char *stdin_path[] = { "-" };
@@ -39,6 +41,7 @@ nd_stream_open(char **paths, int n)
 	st->npaths = n;
 	st->cur = -1;
 	st->src = -1;
+	nd_sum_begin();
 	return st;
 }
 
@@ -106,7 +109,31 @@ spool_stdin(nd_stream *st)
 int
 nd_stream_next(nd_stream *st, nd_event *ev)
 {
-	return nd_stream_next_kept(st, ev, &st->scratch, NULL, NULL);
+	if (!nd_stream_next_kept(st, ev, &st->scratch, NULL, NULL))
+		return 0;
+	nd_sum_at(st->paths[st->cur], nd_stream_lineno(st));
+	return 1;
+}
+
+void
+nd_stream_at(const nd_stream *st, int input, uint64_t line)
+{
+	nd_sum_at(st->paths[input], line);
+}
+
+/* The durations of the input add up to at most ND_SUM_MAX (nd_sum.h):
+ * each is at most 2^53, so the total cannot wrap before the check. */
+static void
+count_dur(nd_stream *st, const nd_event *ev)
+{
+	st->durs += (uint64_t)ev->dur_ns;
+	if (st->durs > (uint64_t)ND_SUM_MAX)
+		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record: \"dur_ns\" is "
+		    "%lld, and the durations of the input add up past 2^60 "
+		    "(36 years in ns)", nd_in_name(st->in),
+		    (unsigned long long)nd_lines_lineno(st->lr),
+		    (int)ev->type_name.n, ev->type_name.p,
+		    (long long)ev->dur_ns);
 }
 
 int
@@ -172,6 +199,8 @@ nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
 				new_source(st, st->paths[st->cur]);
 			take_meta(st, ev);
 		}
+		if (ev->has & ND_HAS_DUR)
+			count_dur(st, ev);
 		st->fresh = 0;
 		ev->source = (uint32_t)st->src;
 		return 1;
@@ -225,6 +254,8 @@ void
 nd_stream_set_lineno(nd_stream *st, uint64_t line)
 {
 	st->line_at = line;
+	if (line != 0 && st->cur >= 0)
+		nd_sum_at(st->paths[st->cur], line);
 }
 
 void
@@ -232,6 +263,7 @@ nd_stream_close(nd_stream *st)
 {
 	if (st == NULL)
 		return;
+	nd_sum_end();
 	nd_lines_close(st->lr);
 	nd_in_close(st->in);
 	for (size_t i = 0; i < st->ninfo; i++) {

@@ -39,6 +39,10 @@ int nd_stream_next(nd_stream *st, nd_event *ev);
  * source's nd_stream_meta stays at its address until nd_stream_close. */
 int nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
     char *(*keep)(void *ctx, const char *line, size_t len), void *ctx);
+/* For a reader that hands records on later (nd_drive_mt): the record the
+ * analysis has is line LINE of input INPUT (nd_stream_input), for the
+ * messages of nd_sum.  nd_stream_next says so itself. */
+void nd_stream_at(const nd_stream *st, int input, uint64_t line);
 const nd_source_info *nd_stream_meta(const nd_stream *st, uint32_t source);
 uint32_t nd_stream_nsources(const nd_stream *st);
 const char *nd_stream_file(const nd_stream *st);

@@ -64,3 +64,49 @@ print(" ".join(bad))' "$1"
 	want=$(jq -r 'select(.type == "span") | .name' "$T/h.nd" | sort)
 	assert_output "$want"
 }
+
+# Names are length-counted everywhere (issue 31, item 8): "a\u0000x" and
+# "a\u0000y" stay two names, exact in JSON and escaped for people.
+nul_stream() {
+	"$PY" -c '
+import json
+print(json.dumps({"type": "meta", "schema": "ndtrace/1", "source": "n", "format": "chrome",
+                  "origin_ns": 0, "host": None, "rank": None, "producer": "t"}))
+spans = []
+for i, n in enumerate(["a\x00x", "a\x00y"]):
+    t = i * 10000
+    spans.append({"type": "span", "ts_ns": t, "dur_ns": 5000, "name": n, "pid": 1, "tid": 1,
+                  "scope": "r\x00" + n[-1] + "/" + n})
+    spans.append({"type": "span", "ts_ns": t + 2000 + 3000 * i, "dur_ns": 100 * (i + 1), "name": n,
+                  "pid": 2, "tid": 7, "class": "compute", "family": "gemm", "cat": "kernel",
+                  "device": "GPU:0"})
+    spans.append({"type": "instant", "ts_ns": t + 10, "name": "[memory]", "pid": 1, "tid": 1,
+                  "device": "GPU:7", "args": {"Total Allocated": 1000 * (i + 1), "Total Reserved": 4096,
+                  "Bytes": 1000, "Device Type": 1, "Device Id": 0}})
+for s in sorted(spans, key=lambda s: s["ts_ns"]):
+    print(json.dumps(s))'
+}
+
+@test "names with NUL: two rows with their exact names in trace-topk, trace-report, trace-regions, trace-gaps, trace-mem" {
+	nul_stream > "$T/n.nd"
+	trace-check "$T/n.nd"
+	run bash -c "trace-topk '$T/n.nd' | jq -c 'select(.type == \"top\") | .name' | sort"
+	assert_output '"a\u0000x"
+"a\u0000y"'
+	run bash -c "trace-report --json '$T/n.nd' | jq -c '[.ops.ops[].name] | sort'"
+	assert_output '["a\u0000x","a\u0000y"]'
+	run bash -c "trace-report --json '$T/n.nd' | jq -c '[.gaps.payloads[].payload] | sort'"
+	assert_output '["a\u0000y"]'
+	run bash -c "trace-report '$T/n.nd' | grep -c '| a\\\\\\\\x00[xy] |'"
+	[ "$output" -ge 2 ]
+	# the host spans' scopes (with device ops, regions are theirs)
+	run bash -c "jq -c 'select(.device == null)' '$T/n.nd' | trace-regions | jq -c 'select(.depth == 1) | .path' | sort"
+	assert_output '"r\u0000x"
+"r\u0000y"'
+	run bash -c "trace-gaps '$T/n.nd' | jq -c 'select(.type == \"gap\") | .payload'"
+	assert_output '"a\u0000y"'
+	run bash -c "trace-mem '$T/n.nd' | jq -c 'select(.type == \"mem_peak\") | .op'"
+	assert_output '"a\u0000y"'
+	run bash -c "trace-mem --table '$T/n.nd' | grep -c 'op a\\\\x00y'"
+	assert_output 1
+}
