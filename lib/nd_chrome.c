@@ -325,6 +325,17 @@ member(nd_chrome *c, nd_chrome_item *it)
 	return 1;
 }
 
+/* The first byte is neither '{' nor '[': say what the input is. */
+static void
+not_a_trace(nd_chrome *c, int ch)
+{
+	if (ch == 0x80 && c->len - c->pos >= 2 &&
+	    c->buf[c->pos + 1] >= 2 && c->buf[c->pos + 1] <= 5)
+		nd_chrome_die(c, c->base + c->pos, "not a Chrome trace: a "
+		    "pickle (a PyTorch memory snapshot? trace-mem reads it)");
+	die_here(c, "not a Chrome trace: expected '{' or '['");
+}
+
 int
 nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 {
@@ -343,14 +354,8 @@ nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 			if (ch < 0)
 				nd_chrome_die(c, c->base + c->pos,
 				    "empty input: not a Chrome trace");
-			if (ch == 0x80 && c->len - c->pos >= 2 &&
-			    c->buf[c->pos + 1] >= 2 && c->buf[c->pos + 1] <= 5)
-				nd_chrome_die(c, c->base + c->pos, "not a "
-				    "Chrome trace: a pickle (a PyTorch memory "
-				    "snapshot? trace-mem reads it)");
 			if (ch != '{' && ch != '[')
-				die_here(c, "not a Chrome trace: expected '{' "
-				    "or '['");
+				not_a_trace(c, ch);
 			c->form = ch;
 			c->pos++;
 			c->state = ch == '{' ? S_TOP_FIRST : S_ARR_FIRST;

@@ -1393,6 +1393,21 @@ pk_size(const nd_pkv *d, const char *key, int64_t *out)
 	return 0;
 }
 
+/* A block's size and requested size (its size when absent). */
+static int
+block_sizes(struct snap *S, const nd_pkv *bk, struct blk *b, size_t i,
+    size_t j)
+{
+	if (pk_size(bk, "size", &b->size) != 0 ||
+	    pk_size(bk, "requested_size", &b->req) != 0)
+		return serr(S, "segments[%zu].blocks[%zu]: a size or "
+		    "requested_size that is not an integer from 0 to 2^53",
+		    i, j);
+	if (nd_pk_get(bk, "requested_size") == NULL)
+		b->req = b->size;
+	return 0;
+}
+
 static int
 is(const char *s, size_t n, const char *lit)
 {
@@ -1544,18 +1559,13 @@ dev_blocks(struct snap *S, const nd_pkv *segs, struct dev *D)
 			nd_grow(&D->blk, &cap, D->nblk + 1, sizeof *D->blk);
 			b = &D->blk[D->nblk++];
 			memset(b, 0, sizeof *b);
-			if (pk_size(bk, "size", &b->size) != 0 ||
-			    pk_size(bk, "requested_size", &b->req) != 0)
-				return serr(S, "segments[%zu].blocks[%zu]: a "
-				    "size or requested_size that is not an "
-				    "integer from 0 to 2^53", i, j);
+			if (block_sizes(S, bk, b, i, j) != 0)
+				return -1;
 			/* old snapshots have no block addresses */
 			if (!pk_i64(bk, "address", &b->addr) &&
 			    !pk_i64(bk, "addr", &b->addr))
 				b->addr = off;
 			off = add64(off, b->size);
-			if (nd_pk_get(bk, "requested_size") == NULL)
-				b->req = b->size;
 			b->stream = stream;
 			b->seg_addr = addr;
 			b->frames = nd_pk_get(bk, "frames");
