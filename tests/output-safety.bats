@@ -7,26 +7,7 @@
 
 load helpers
 
-# Every program with -o, with an input that gives it some output (the
-# generators the tests and benchmarks use too).
-PROGS=(
-	"chrome2ndjson k.json"
-	"ndjson2chrome s.nd"
-	"trace-classify s.nd"
-	"trace-context --regex . s.nd"
-	"trace-diff s.nd s2.nd"
-	"trace-gaps s.nd"
-	"trace-mem s.nd"
-	"trace-pipeline p.nd"
-	"trace-regions s.nd"
-	"trace-report s.nd"
-	"trace-roofline s.nd"
-	"trace-steps s.nd"
-	"trace-topk s.nd"
-	"xplane2ndjson x.pb"
-	"gen-kineto -e 50"
-	"gen-xplane --tiny"
-)
+load output-progs
 
 ALL=(chrome2ndjson ndjson2chrome trace-check trace-classify trace-context
 	trace-diff trace-gaps trace-mem trace-pipeline trace-regions trace-report
@@ -34,23 +15,7 @@ ALL=(chrome2ndjson ndjson2chrome trace-check trace-classify trace-context
 
 setup_file() {
 	F="$BATS_FILE_TMPDIR"
-	"$ND_BIN/gen-stream" -n 300 -s 1 > "$F/s.nd"
-	"$ND_BIN/gen-stream" -n 300 -s 2 > "$F/s2.nd"
-	"$ND_BIN/gen-kineto" -e 200 -o "$F/k.json"
-	# a pipeline job's two ranks (trace-pipeline writes nothing without)
-	for r in 0 1; do
-		"$ND_BIN/chrome2ndjson" "$FIXTURES/pipeline/1f1b_p2_m4_rank$r.pt.trace.json.gz"
-	done > "$F/p.nd"
-	mkdir "$F/xdir"
-	"$ND_BIN/gen-xplane" --tiny -o "$F/xdir/x.xplane.pb"
-	cp "$F/xdir/x.xplane.pb" "$F/x.pb"
-	# what each program writes to stdout: the bytes -o must produce
-	cd "$F" || return 1
-	for pa in "${PROGS[@]}"; do
-		read -r p args <<< "$pa"
-		# shellcheck disable=SC2086
-		"$ND_BIN/$p" $args > "$F/want.$p" 2>/dev/null || [ $? -eq 1 ]
-	done
+	output_inputs "$F"
 	export F
 }
 
