@@ -117,8 +117,9 @@ hint() { # prog name what converter
 	assert_output '["a",2,10]'
 	run trace-check "$T/v.ndjson"
 	assert_success
-	# a broken first record, a pretty-printed record, a key_averages file,
-	# a pickle, a memory timeline: not a Chrome trace nor XPlane
+	# a broken first record, a pretty-printed record, a key_averages file:
+	# not a Chrome trace nor XPlane; a memory timeline says what reads it
+	# (issue 31, item 11)
 	printf '{"type":"span","ts_ns":0\n' >"$T/t.ndjson"
 	run trace-topk "$T/t.ndjson"
 	assert_failure 2
@@ -133,7 +134,7 @@ hint() { # prog name what converter
 	printf '[[-1, 1, 512, 7]]\n' >"$T/m.json"
 	run trace-topk "$T/m.json"
 	assert_failure 2
-	assert_output "trace-topk: $T/m.json:1: record is a JSON array, not an object (at byte 1 of the line)"
+	assert_output "trace-topk: $T/m.json: a PyTorch memory timeline (a JSON array of arrays), not an ndtrace stream: give it to trace-mem: trace-mem $T/m.json"
 	# the second line is never taken for a document
 	printf '%s\n' '{"type":"span","ts_ns":0,"dur_ns":5,"name":"a","pid":1,"tid":1}' '[{"ph":"X"}]' >"$T/l2.ndjson"
 	run trace-topk "$T/l2.ndjson"
