@@ -140,64 +140,12 @@ nd_fmt_dur(char *s, size_t n, int64_t v, int sign)
 		snprintf(s, n, "%s%.3fs", sg, (double)v / 1e9);
 }
 
-/* The length of the UTF-8 sequence at s[0..n) and its code point in *cp;
- * 0 when it is not one (overlong, a surrogate, beyond U+10FFFF, cut). */
-static size_t
-utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
-	uint32_t c;
-
-	if (len == 0 || s[0] > 0xf4 || len > n)
-		return 0;
-	c = s[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) ||
-	    (len == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-static int
-is_bidi(uint32_t c)
-{
-	return c == 0x061c || c == 0x200e || c == 0x200f ||
-	    (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
-}
-
 void
 nd_text_visible(nd_buf *b, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t k;
-
-		if (p[i] >= 0x20 && p[i] < 0x7f) {
-			nd_buf_addc(b, (char)p[i++]);
-			continue;
-		}
-		if (p[i] < 0x80) {
-			nd_buf_addf(b, "\\x%02x", p[i++]);
-			continue;
-		}
-		if ((k = utf8_seq(p + i, n - i, &cp)) == 0) {
-			nd_buf_addf(b, "\\x%02x", p[i++]);
-			continue;
-		}
-		if (cp < 0xa0 || is_bidi(cp))
-			nd_buf_addf(b, "\\u%04x", (unsigned)cp);
-		else
-			nd_buf_add(b, s + i, k);
-		i += k;
-	}
+	nd_buf_reserve(b, b->len + ND_VISIBLE_MAX(n) + 1);
+	b->len += nd_visible(b->p + b->len, s, n);
+	b->p[b->len] = '\0';
 }
 
 size_t

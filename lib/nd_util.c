@@ -93,6 +93,71 @@ nd_init(const char *argv0)
 	nd_out_install_cleanup();
 }
 
+/* The length of the UTF-8 sequence at s[0..n) and its code point in *cp;
+ * 0 when it is not one (overlong, a surrogate, beyond U+10FFFF, cut). */
+static size_t
+utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	uint32_t c;
+
+	if (len == 0 || s[0] > 0xf4 || len > n)
+		return 0;
+	c = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) ||
+	    (len == 4 && c < 0x10000) || c > 0x10ffff ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+static int
+is_bidi(uint32_t c)
+{
+	return c == 0x061c || c == 0x200e || c == 0x200f ||
+	    (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+size_t
+nd_visible(char *dst, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t k;
+
+		if (p[i] >= 0x20 && p[i] < 0x7f) {
+			dst[o++] = (char)p[i++];
+			continue;
+		}
+		if (p[i] < 0x80) {
+			o += (size_t)sprintf(dst + o, "\\x%02x", p[i++]);
+			continue;
+		}
+		if ((k = utf8_seq(p + i, n - i, &cp)) == 0) {
+			o += (size_t)sprintf(dst + o, "\\x%02x", p[i++]);
+			continue;
+		}
+		if (cp < 0xa0 || is_bidi(cp))
+			o += (size_t)sprintf(dst + o, "\\u%04x", (unsigned)cp);
+		else {
+			memcpy(dst + o, s + i, k);
+			o += k;
+		}
+		i += k;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
 /* defer_code: nd_die's exit code, -1 for a warning. */
 static void
 vmsg(const char *fmt, va_list ap, const char *suffix, int defer_code)
@@ -111,7 +176,13 @@ vmsg(const char *fmt, va_list ap, const char *suffix, int defer_code)
 	if (defer_code >= 0 && nd_die_defer != NULL)
 		nd_die_defer(defer_code, line + strlen(nd_progname) + 2);
 	fflush(stdout);
-	fprintf(stderr, "%s\n", line);
+	{
+		/* names and paths in it reach a terminal: made visible */
+		static char vis[ND_VISIBLE_MAX(sizeof line) + 1];
+
+		nd_visible(vis, line, strlen(line));
+		fprintf(stderr, "%s\n", vis);
+	}
 }
 
 void

@@ -62,6 +62,15 @@ _Noreturn void nd_die(int code, const char *fmt, ...) ND_PRINTF(2, 3);
 /* Same as nd_die with ": strerror(errno)" appended. */
 _Noreturn void nd_die_errno(int code, const char *fmt, ...) ND_PRINTF(2, 3);
 void nd_warn(const char *fmt, ...) ND_PRINTF(1, 2);
+/* s[0..n) into dst with what a terminal or a browser would act on as a
+ * visible escape: C0 controls (tab and newline too), NUL and DEL as
+ * \xNN, C1 and bidirectional controls (U+061C, U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069) as \uNNNN, bytes that are not UTF-8 as
+ * \xNN (ndtrace(7), "Names for people").  dst holds ND_VISIBLE_MAX(n) + 1
+ * bytes; returns the length written, NUL-terminated.  Messages on stderr
+ * go through it; nd_text_visible (nd_cli.h) is it for an nd_buf. */
+#define ND_VISIBLE_MAX(n) (4 * (n))
+size_t nd_visible(char *dst, const char *s, size_t n);
 
 void *nd_xmalloc(size_t n);
 void *nd_xcalloc(size_t n, size_t size);

@@ -110,3 +110,14 @@ for s in sorted(spans, key=lambda s: s["ts_ns"]):
 	run bash -c "trace-mem --table '$T/n.nd' | grep -c 'op a\\\\x00y'"
 	assert_output 1
 }
+
+@test "messages on stderr show a name's or a path's controls as visible escapes" {
+	bad=$(printf 'no\nsuch\033]0;x\007')
+	run trace-topk "$T/$bad"
+	assert_failure 2
+	assert_output "trace-topk: $T/no\\x0asuch\\x1b]0;x\\x07: No such file or directory"
+	printf '{"type":"meta","schema":"ndtrace/1","source":"h\\u001b[2J","format":"chrome","origin_ns":0,"host":null,"rank":null,"producer":"t"}\n' > "$T/m.nd"
+	# a warning: its first line names the source, escaped
+	run bash -c "trace-diff '$T/m.nd' '$T/m.nd' 2>&1 >/dev/null | head -1"
+	assert_output 'trace-diff: same source path on both sides: h\x1b[2J'
+}
