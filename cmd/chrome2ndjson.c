@@ -43,6 +43,28 @@ is_trace_name(const char *n)
 	return n[0] != '.' && l > 5 && strncmp(n + l - 5, ".json", 5) == 0;
 }
 
+/* The files the paths stand for (stdin without one), newest capture of
+ * each worker unless all; what is skipped goes to skips. */
+static void
+resolve(int argc, char **argv, const char *run, int all, nd_strv *files,
+    nd_rundir_skips *skips)
+{
+	int used_run = 0;
+
+	if (argc == 0)
+		nd_strv_add(files, nd_xstrdup("-"));
+	for (int i = 0; i < argc; i++) {
+		size_t from = files->n;
+
+		nd_rundir_resolve(argv[i], run, is_trace_name,
+		    "*.json[.gz] trace", files, skips, &used_run);
+		nd_rundir_newest(files, from, all, skips);
+	}
+	if (run != NULL && !used_run)
+		nd_die(ND_EXIT_ERROR, "--run %s: no directory of runs among "
+		    "the paths", run);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -65,7 +87,7 @@ main(int argc, char **argv)
 	const char *opath = NULL, *rules = NULL, *run = NULL;
 	nd_strv files = { 0 };
 	nd_rundir_skips skips = { 0 };
-	int all = 0, list = 0, used_run = 0;
+	int all = 0, list = 0;
 	nd_rules *loaded = NULL;
 	nd_out *out;
 	int c;
@@ -121,18 +143,7 @@ main(int argc, char **argv)
 		o.rules = loaded = nd_rules_load(rules);
 	else
 		o.rules = nd_rules_default();
-	if (argc == 0)
-		nd_strv_add(&files, nd_xstrdup("-"));
-	for (int i = 0; i < argc; i++) {
-		size_t from = files.n;
-
-		nd_rundir_resolve(argv[i], run, is_trace_name,
-		    "*.json[.gz] trace", &files, &skips, &used_run);
-		nd_rundir_newest(&files, from, all, &skips);
-	}
-	if (run != NULL && !used_run)
-		nd_die(ND_EXIT_ERROR, "--run %s: no directory of runs among "
-		    "the paths", run);
+	resolve(argc, argv, run, all, &files, &skips);
 	if (list) {
 		nd_rundir_list(&files, &skips);
 		nd_strv_free(&files);

@@ -64,6 +64,37 @@ compile_re(regex_t *re, const regex_t *old, const char *opt_name,
 	return re;
 }
 
+/* The files the paths stand for (stdin without one); what is skipped goes
+ * to skips. */
+static void
+resolve(int argc, char **argv, const char *run, nd_strv *files,
+    nd_rundir_skips *skips)
+{
+	int used_run = 0;
+
+	if (argc == 0)
+		nd_rundir_resolve("-", run, is_xplane_name, "*.xplane.pb",
+		    files, skips, &used_run);
+	for (int i = 0; i < argc; i++)
+		nd_rundir_resolve(argv[i], run, is_xplane_name,
+		    "*.xplane.pb", files, skips, &used_run);
+	if (run != NULL && !used_run)
+		nd_die(ND_EXIT_ERROR, "--run %s: no log directory among the "
+		    "paths", run);
+}
+
+/* Every file, one source each, to out (stdout when NULL). */
+static void
+convert_all(const nd_strv *files, const nd_xpconv_opts *opt,
+    const char *out)
+{
+	nd_out *o = nd_out_open(out);
+
+	for (size_t i = 0; i < files->n; i++)
+		nd_xpconv_convert(files->v[i], opt, o);
+	nd_out_close(o);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -83,14 +114,13 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *out = NULL, *run = NULL, *rules_path = NULL, *e;
-	int list = 0, print = 0, c, used_run = 0;
+	int list = 0, print = 0, c;
 	/* static: what they hold stays reachable on every way out */
 	static nd_rules *loaded;
 	static nd_xpconv_opts opt;
 	static regex_t planes, lines;
 	nd_strv files = { 0 };
 	nd_rundir_skips skips = { 0 };
-	nd_out *o;
 
 	nd_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "hVo:r:", opts, NULL)) != -1)
@@ -148,25 +178,14 @@ main(int argc, char **argv)
 	if ((e = getenv("XPLANE2NDJSON_THREADS")) != NULL && *e != '\0')
 		opt.threads = (int)nd_cli_int("XPLANE2NDJSON_THREADS", e, 1,
 		    ND_XPCONV_MAX_THREADS);
-	if (argc == 0)
-		nd_rundir_resolve("-", run, is_xplane_name, "*.xplane.pb",
-		    &files, &skips, &used_run);
-	for (int i = 0; i < argc; i++)
-		nd_rundir_resolve(argv[i], run, is_xplane_name,
-		    "*.xplane.pb", &files, &skips, &used_run);
-	if (run != NULL && !used_run)
-		nd_die(ND_EXIT_ERROR, "--run %s: no log directory among the "
-		    "paths", run);
+	resolve(argc, argv, run, &files, &skips);
 	if (list) {
 		nd_rundir_list(&files, &skips);
 		nd_strv_free(&files);
 		nd_rundir_skips_free(&skips);
 		return ND_EXIT_OK;
 	}
-	o = nd_out_open(out);
-	for (size_t i = 0; i < files.n; i++)
-		nd_xpconv_convert(files.v[i], &opt, o);
-	nd_out_close(o);
+	convert_all(&files, &opt, out);
 	nd_strv_free(&files);
 	nd_rundir_skips_free(&skips);
 	nd_rules_free(loaded);
