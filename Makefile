@@ -16,16 +16,17 @@ OPT ?= -O2 -g $(LTO)
 SAN ?=
 BUILD ?= build
 WARN = -Wall -Wextra -Werror
-CPPFLAGS_ND = -D_GNU_SOURCE -Ilib -I$(BUILD)/gen
+LIB_DIRS = core ingest engines report svg
+CPPFLAGS_ND = -D_GNU_SOURCE $(addprefix -Ilib/,$(LIB_DIRS)) -I$(BUILD)/gen
 CFLAGS_ND = -std=c11 $(OPT) $(WARN) $(SAN) $(CFLAGS)
 LDLIBS_ND = -lprotobuf-c -lcsv -lcrypto -lz -lm -pthread $(LDLIBS)
 
 PROGS = $(patsubst cmd/%.c,%,$(wildcard cmd/*.c))
 TOOLS = $(patsubst bench/%.c,%,$(wildcard bench/*.c)) \
 	$(patsubst tests/tools/%.c,%,$(wildcard tests/tools/*.c))
-LIB_SRC = $(wildcard lib/*.c)
-PROTO = $(wildcard lib/*.proto)
-PROTO_C = $(patsubst lib/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
+LIB_SRC = $(wildcard lib/*/*.c)
+PROTO = $(wildcard lib/ingest/*.proto)
+PROTO_C = $(patsubst lib/ingest/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
 LIB_OBJ = $(patsubst lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) \
 	$(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
 BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
@@ -38,9 +39,9 @@ BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
 
 all: $(BIN)
 
-$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: lib/%.proto
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: lib/ingest/%.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --c_out=$(BUILD)/gen -Ilib $<
+	protoc-c --c_out=$(BUILD)/gen -Ilib/ingest $<
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -206,7 +207,7 @@ fuzz-build:
 	    CFLAGS='$(CFLAGS) $(FUZZ_DEFS)' \
 	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BUILD)/libndtrace.a
 	@for f in $(FUZZERS); do \
-	    clang -std=c11 -O1 -g -D_GNU_SOURCE -Ilib -I$(FUZZ_BUILD)/gen $(WARN) \
+	    clang -std=c11 -O1 -g -D_GNU_SOURCE $(addprefix -Ilib/,$(LIB_DIRS)) -I$(FUZZ_BUILD)/gen $(WARN) \
 	        -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_BUILD)/$$f fuzz/$$f.c \
 	        $(FUZZ_BUILD)/libndtrace.a $(LDLIBS_ND) || exit 1; \
 	done

@@ -23,7 +23,7 @@
  * Memory stays small whatever --events is: a plane is generated twice from
  * the same seed, once to measure its lines and once to write them; only the
  * outer length prefixes are hand-encoded, every message is packed by the
- * protobuf-c code generated from lib/xplane.proto.
+ * protobuf-c code generated from lib/ingest/xplane.proto.
  */
 #include "nd_cli.h"
 #include "nd_out.h"

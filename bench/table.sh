@@ -73,7 +73,7 @@ if [ "$RENDER" != --render ]; then
 	set -f
 fi
 BIN="$OUT/bin"
-protoc --python_out="$PYDIR" -I"$TOP/lib" "$TOP/lib/xplane.proto" || exit 2
+protoc --python_out="$PYDIR" -I"$TOP/lib/ingest" "$TOP/lib/ingest/xplane.proto" || exit 2
 
 # --- timing ---------------------------------------------------------------
 # tparse FILE: W (wall s), C (user+sys s), R (peak RSS KiB) from time -v

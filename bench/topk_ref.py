@@ -8,7 +8,7 @@ script would, from the same file ndtrace reads.
     topk_ref.py [-k N] --pydir D xplane FILE
                                        XPlane protobuf (Debian's
                                        python3-protobuf on the module protoc
-                                       makes from lib/xplane.proto)
+                                       makes from lib/ingest/xplane.proto)
 
 It prints one JSON array per name, [name, count, total_ns, self_ns],
 largest self time first (ties by name), the top N (default 0: all), so that

@@ -53,7 +53,7 @@ awk -v s="$x" -v u="$xcpu" -v e="$E" -v r="$xrss" -v b="$B" -v l="$(cut -d' ' -f
 
 PYDIR="$OUT/xplane-py"
 mkdir -p "$PYDIR"
-protoc --python_out="$PYDIR" -I"$TOP/lib" "$TOP/lib/xplane.proto"
+protoc --python_out="$PYDIR" -I"$TOP/lib/ingest" "$TOP/lib/ingest/xplane.proto"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 if [ "${BENCH_XPLANE_PY:-}" = same ]; then

@@ -1,6 +1,6 @@
 /*
  * chrome2ndjson: Chrome/Perfetto/Kineto trace JSON -> ndtrace stream.
- * The options and the inputs; the conversion is lib/nd_kineto.
+ * The options and the inputs; the conversion is lib/ingest/nd_kineto.
  */
 #include "nd_classify.h"
 #include "nd_cli.h"

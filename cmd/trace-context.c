@@ -4,7 +4,7 @@
  * --overlapping what the device's other timelines and the host did
  * meanwhile -- as a stream (each span once, with a "context" object) or as
  * a listing per match.  grep -C for timelines.  The window logic is
- * lib/nd_context.c; this file matches, writes and prints.
+ * lib/engines/nd_context.c; this file matches, writes and prints.
  */
 #include "nd_cli.h"
 #include "nd_context.h"
@@ -74,7 +74,7 @@ struct prog {
 	nd_out *o;
 	int table;
 	nd_stream *st;		/* the input (held here, not in a local, so */
-	nd_ctx *ctx;		/* an error exit leaves no leak report) */
+	nd_context *ctx;		/* an error exit leaves no leak report) */
 
 	/* the current source */
 	int has_src;
@@ -151,7 +151,7 @@ drop_member(nd_event *ev, const char *key)
 }
 
 static void
-decode_held(struct prog *p, const nd_ctx_span *s)
+decode_held(struct prog *p, const nd_context_span *s)
 {
 	nd_everr err;
 
@@ -161,7 +161,7 @@ decode_held(struct prog *p, const nd_ctx_span *s)
 }
 
 static void
-on_write(void *u, const nd_ctx_span *s, const nd_ctx_rel *r)
+on_write(void *u, const nd_context_span *s, const nd_context_rel *r)
 {
 	struct prog *p = u;
 	nd_buf *b = nd_out_buf(p->o);
@@ -178,7 +178,7 @@ on_write(void *u, const nd_ctx_span *s, const nd_ctx_rel *r)
 	nd_buf_reset(&p->extra);
 	nd_buf_addf(&p->extra, ",\"context\":{\"match\":%llu,\"role\":\"%s\","
 	    "\"offset_ns\":%lld}", (unsigned long long)r->match,
-	    nd_ctx_role_name(r->role), (long long)r->offset_ns);
+	    nd_context_role_name(r->role), (long long)r->offset_ns);
 	p->wev.extra = p->extra.p;
 	p->wev.extra_len = p->extra.len;
 	nd_event_write(b, &p->wev);
@@ -231,7 +231,7 @@ clean_dup(nd_str s)
 }
 
 static void
-row_fill(struct prog *p, struct row *w, const nd_ctx_span *s, int role)
+row_fill(struct prog *p, struct row *w, const nd_context_span *s, int role)
 {
 	nd_buf txt = ND_BUF_INIT;
 
@@ -281,7 +281,7 @@ group_of(struct prog *p, uint64_t id)
 }
 
 static void
-on_relate(void *u, const nd_ctx_span *s, const nd_ctx_rel *r)
+on_relate(void *u, const nd_context_span *s, const nd_context_rel *r)
 {
 	struct prog *p = u;
 	struct group *g = group_of(p, r->match);
@@ -388,7 +388,7 @@ print_group(struct prog *p, uint64_t id, struct group *g)
 		}
 		nd_fmt_dur(st, sizeof st, w->ts - g->m.ts, 1);
 		nd_fmt_dur(du, sizeof du, w->dur, 0);
-		put_row(b, nd_ctx_role_name(w->role), st, ws, du, wd, w->name);
+		put_row(b, nd_context_role_name(w->role), st, ws, du, wd, w->name);
 		nd_out_commit(p->o);
 	}
 }
@@ -430,10 +430,10 @@ need_int(nd_stream *st, const nd_event *ev, unsigned bit, const char *key)
 }
 
 static void
-new_source(struct prog *p, nd_ctx *c, uint32_t src)
+new_source(struct prog *p, nd_context *c, uint32_t src)
 {
 	if (p->has_src)
-		nd_ctx_end_source(c);
+		nd_context_end_source(c);
 	p->has_src = 1;
 	p->src = src;
 	nd_buf_reset(&p->meta);
@@ -550,17 +550,17 @@ static void
 add_span(struct prog *p, nd_event *ev, int64_t max)
 {
 	nd_stream *st = p->st;
-	nd_ctx *ctx = p->ctx;
-	nd_ctx_order oe;
+	nd_context *ctx = p->ctx;
+	nd_context_order oe;
 	int m;
 
 	need_int(st, ev, ND_HAS_TS, "ts_ns");
 	need_int(st, ev, ND_HAS_DUR, "dur_ns");
 	need_int(st, ev, ND_HAS_PID, "pid");
 	need_int(st, ev, ND_HAS_TID, "tid");
-	m = (max == 0 || nd_ctx_matches(ctx) < (uint64_t)max) &&
+	m = (max == 0 || nd_context_matches(ctx) < (uint64_t)max) &&
 	    span_matches(p, ev);
-	if (nd_ctx_add(ctx, ev, m, NULL, &oe) != ND_CTX_OK)
+	if (nd_context_add(ctx, ev, m, NULL, &oe) != ND_CTX_OK)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: span out of order "
 		    "on timeline pid %lld tid %lld: ts_ns %lld "
 		    "dur_ns %lld after ts_ns %lld dur_ns %lld "
@@ -595,7 +595,7 @@ main(int argc, char **argv)
 {
 	struct prog p;
 	struct opts o;
-	nd_ctx_ops ops = { NULL, NULL, NULL };
+	nd_context_ops ops = { NULL, NULL, NULL };
 	nd_event ev;
 	int first, rc;
 
@@ -608,7 +608,7 @@ main(int argc, char **argv)
 	} else {
 		ops.write = on_write;
 	}
-	p.ctx = nd_ctx_new(o.before, o.after, o.overlapping, o.lookback, &ops,
+	p.ctx = nd_context_new(o.before, o.after, o.overlapping, o.lookback, &ops,
 	    &p);
 	p.st = nd_stream_open(argv + first, argc - first);
 	p.o = nd_out_open(o.out);
@@ -622,7 +622,7 @@ main(int argc, char **argv)
 			nd_buf_add(&p.meta, ev.line, ev.len);
 			break;
 		case ND_EV_END:
-			nd_ctx_end_source(p.ctx);
+			nd_context_end_source(p.ctx);
 			if (p.meta_written)
 				write_end(&p, &ev);
 			break;
@@ -635,18 +635,18 @@ main(int argc, char **argv)
 			break;
 		}
 		/* --max: stop reading once the last match is complete */
-		if (o.max > 0 && nd_ctx_matches(p.ctx) >= (uint64_t)o.max &&
-		    nd_ctx_pending(p.ctx) == 0)
+		if (o.max > 0 && nd_context_matches(p.ctx) >= (uint64_t)o.max &&
+		    nd_context_pending(p.ctx) == 0)
 			break;
 	}
-	nd_ctx_end_source(p.ctx);
+	nd_context_end_source(p.ctx);
 	nd_out_close(p.o);
 	if (getenv("ND_CONTEXT_STATS") != NULL)
 		fprintf(stderr, "%s: %llu matches, at most %zu spans held\n",
-		    nd_progname, (unsigned long long)nd_ctx_matches(p.ctx),
-		    nd_ctx_held_max(p.ctx));
-	rc = nd_ctx_matches(p.ctx) > 0 ? ND_EXIT_OK : ND_EXIT_FINDING;
-	nd_ctx_free(p.ctx);
+		    nd_progname, (unsigned long long)nd_context_matches(p.ctx),
+		    nd_context_held_max(p.ctx));
+	rc = nd_context_matches(p.ctx) > 0 ? ND_EXIT_OK : ND_EXIT_FINDING;
+	nd_context_free(p.ctx);
 	nd_stream_close(p.st);
 	nd_event_free(&ev);
 	prog_free(&p);

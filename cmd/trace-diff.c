@@ -2,7 +2,7 @@
  * trace-diff: compare two ndtrace streams (before, after): deltas of step
  * time, time shares and exclusive time per key, regression gates with a
  * verdict and exit status for CI, and a run history.  See trace-diff(1);
- * the engine is lib/nd_diff (and lib/nd_history).
+ * the engine is lib/engines/nd_diff (and lib/engines/nd_history).
  */
 #include "nd_cli.h"
 #include "nd_diff.h"

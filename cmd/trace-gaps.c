@@ -1,7 +1,7 @@
 /*
  * trace-gaps: idle intervals on device op timelines, each with the op that
  * ends it (marker), the first real work after it (payload) and its likely
- * cause, as "gap" records.  See trace-gaps(1); the engine is lib/nd_gaps.
+ * cause, as "gap" records.  See trace-gaps(1); the engine is lib/engines/nd_gaps.
  */
 #include "nd_cli.h"
 #include "nd_event.h"

@@ -3,7 +3,7 @@
  * the forward, backward and weight-gradient blocks of every micro-batch on
  * every stage, the bubbles between them, P2P waits and the slow stage;
  * NDJSON records, a table or an SVG chart; mergeable partial results.  See
- * trace-pipeline(1); the engine is lib/nd_pipe.
+ * trace-pipeline(1); the engine is lib/engines/nd_pipe.
  */
 #include "nd_cli.h"
 #include "nd_event.h"

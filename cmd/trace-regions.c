@@ -129,7 +129,7 @@ main(int argc, char **argv)
 		nd_scan_cb cb = nd_regions_scan_cb(r);
 		nd_scan_res res;
 
-		nd_scan(argv, argc, &a.pa.so, &cb, &res);
+		nd_scan_paths(argv, argc, &a.pa.so, &cb, &res);
 		nd_regions_scanned(r, &a.pa.so, &res);
 	}
 	o = nd_out_open(a.out);

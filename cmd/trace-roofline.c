@@ -2,7 +2,7 @@
  * trace-roofline: achieved TFLOP/s, GB/s and arithmetic intensity of the
  * ops of a stream against the roofline of their device: compute- or
  * memory-bound, and how close to the roof.  See trace-roofline(1); the
- * engine is lib/nd_roofline (and lib/nd_peak, lib/nd_by).
+ * engine is lib/engines/nd_roofline (and lib/engines/nd_peak, lib/engines/nd_by).
  */
 #include "nd_by.h"
 #include "nd_cli.h"
@@ -52,7 +52,7 @@ static const char *const row_keys[] = {
 static void
 roof_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
-	nd_roof_record(ctx, ev, si);
+	nd_roofline_record(ctx, ev, si);
 }
 
 /* Durations only, no nesting: one reading in any order. */
@@ -64,21 +64,21 @@ roof_end(void *ctx)
 }
 
 static void
-write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
-    const nd_roof_sum *sum)
+write_json(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
+    const nd_roofline_sum *sum)
 {
 	nd_buf *b = nd_out_buf(o);
 	nd_jw w;
 
 	for (size_t i = 0; i < n; i++) {
-		const nd_roof_row *x = &rows[i];
+		const nd_roofline_row *x = &rows[i];
 
 		nd_jw_init(&w, b);
 		nd_jw_obj(&w);
 		nd_jw_kcstr(&w, "type", "roofline");
 		nd_jw_kuint(&w, "row", i + 1);
 		nd_by_json(by, &w, x->key, x->keylen);
-		nd_roof_row_json(&w, x);
+		nd_roofline_row_json(&w, x);
 		nd_jw_obj_end(&w);
 		nd_buf_addc(b, '\n');
 		nd_out_commit(o);
@@ -86,7 +86,7 @@ write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
 	nd_jw_kcstr(&w, "type", "roofline_summary");
-	nd_roof_sum_json(&w, sum);
+	nd_roofline_sum_json(&w, sum);
 	nd_jw_kuint(&w, "shown", n);
 	nd_jw_obj_end(&w);
 	nd_buf_addc(b, '\n');
@@ -96,11 +96,11 @@ write_json(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
 #define NCOL 8
 
 static void
-cells_of(const nd_roof_row *x, char cell[NCOL][32])
+cells_of(const nd_roofline_row *x, char cell[NCOL][32])
 {
-	nd_roof_fig f;
+	nd_roofline_fig f;
 
-	nd_roof_figures(x, &f);
+	nd_roofline_figures(x, &f);
 	for (int c = 0; c < NCOL; c++)
 		snprintf(cell[c], 32, "-");
 	nd_fmt_dur(cell[0], 32, x->flops_ns, 0);
@@ -119,15 +119,15 @@ cells_of(const nd_roof_row *x, char cell[NCOL][32])
 }
 
 static void
-write_table(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n,
-    const nd_roof_sum *sum)
+write_table(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
+    const nd_roofline_sum *sum)
 {
 	static const char *const head[NCOL] = { "Time", "Count", "TFLOP/s",
 	    "GB/s", "FLOP/B", "Bound", "Roof TF/s", "% roof" };
 	size_t wd[NCOL], nk = nd_by_count(by), *kw;
 	char cell[NCOL][32], d1[32], d2[32];
 	nd_buf *b = nd_out_buf(o), txt = ND_BUF_INIT;
-	const nd_roof_row *first = n > 0 ? &rows[0] : NULL;
+	const nd_roofline_row *first = n > 0 ? &rows[0] : NULL;
 	int uniform = first != NULL && first->peak == 1;
 
 	kw = nd_xcalloc(nk, sizeof *kw);
@@ -198,7 +198,7 @@ csv_dbl(nd_buf *b, int has, double v)
 }
 
 static void
-write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
+write_csv(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n)
 {
 	nd_buf *b = nd_out_buf(o);
 	size_t nk = nd_by_count(by);
@@ -213,10 +213,10 @@ write_csv(nd_out *o, const nd_by *by, const nd_roof_row *rows, size_t n)
 	    "tflops,gbps,intensity,device_name,peak_tflops,peak_gbps,"
 	    "pct_of_peak,ridge,bound,attainable_tflops,pct_of_roofline\n");
 	for (size_t i = 0; i < n; i++) {
-		const nd_roof_row *x = &rows[i];
-		nd_roof_fig f;
+		const nd_roofline_row *x = &rows[i];
+		nd_roofline_fig f;
 
-		nd_roof_figures(x, &f);
+		nd_roofline_figures(x, &f);
 		for (size_t k = 0; k < nk; k++) {
 			int tag;
 			const char *s;
@@ -269,17 +269,17 @@ main(int argc, char **argv)
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	nd_roof_opts ro;
+	nd_roofline_opts ro;
 	const char *out = NULL, *byspec = NULL, *bad;
 	int c, fmt = FMT_JSON, nfmt = 0, peaks = 0;
 	int64_t k = 20;
 	nd_by *by;
-	nd_roof *roof;
+	nd_roofline *roof;
 	nd_drive_opts dopts = { 1, 0 };
 	nd_drive_cb dcb;
 	nd_drive_res dres;
-	const nd_roof_row *rows;
-	nd_roof_sum sum;
+	const nd_roofline_row *rows;
+	nd_roofline_sum sum;
 	size_t n;
 	nd_out *o;
 
@@ -360,14 +360,14 @@ main(int argc, char **argv)
 		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of "
 		    "roofline rows; it cannot be a group key", byspec, bad);
 	}
-	roof = nd_roof_new(&ro, by);
+	roof = nd_roofline_new(&ro, by);
 	dcb.ctx = roof;
 	dcb.record = roof_record;
 	dcb.end = roof_end;
 	nd_drive(argv, argc, &dopts, &dcb, &dres);
 	if (byspec != NULL)	/* the default key is no typo */
 		nd_by_check(by, "--by");
-	n = nd_roof_finish(roof, &rows, &sum);
+	n = nd_roofline_finish(roof, &rows, &sum);
 	if (k > 0 && (size_t)k < n)
 		n = (size_t)k;
 	o = nd_out_open(out);
@@ -378,7 +378,7 @@ main(int argc, char **argv)
 	else
 		write_json(o, by, rows, n, &sum);
 	nd_out_close(o);
-	nd_roof_free(roof);
+	nd_roofline_free(roof);
 	nd_by_free(by);
 	return ND_EXIT_OK;
 }

@@ -3,9 +3,9 @@
  * compute, exposed communication, memory, host and idle time, achieved
  * TFLOP/s and MFU; with --summary step statistics and light/heavy classes,
  * with --ranks the straggler across ranks; mergeable partial results.  See
- * trace-steps(1); the engines are lib/nd_steps (steps), lib/nd_stepsum
- * (summary, ranks), lib/nd_stepspart (partial results) and lib/nd_interval,
- * lib/nd_peak.
+ * trace-steps(1); the engines are lib/engines/nd_steps (steps), lib/engines/nd_stepsum
+ * (summary, ranks), lib/engines/nd_stepspart (partial results) and lib/core/nd_interval,
+ * lib/engines/nd_peak.
  */
 #include "nd_cli.h"
 #include "nd_event.h"
@@ -223,7 +223,7 @@ read_step(struct run *r, const nd_event *ev)
 	keep_rec(r, &x, ev->source);
 }
 
-/* ---- summary and ranks (lib/nd_stepsum) ---- */
+/* ---- summary and ranks (lib/engines/nd_stepsum) ---- */
 
 static const char *
 src_path(void *ctx, uint32_t source)

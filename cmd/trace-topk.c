@@ -137,7 +137,7 @@ main(int argc, char **argv)
 		nd_scan_cb cb = nd_top_scan_cb(t);
 		nd_scan_res res;
 
-		nd_scan(argv, argc, &a.pa.so, &cb, &res);
+		nd_scan_paths(argv, argc, &a.pa.so, &cb, &res);
 		/* A --by key no span has is a typo; not for the default key,
 		 * nor for a partial (another part may have the key). */
 		nd_top_scanned(t, &a.pa.so, &res, a.by != NULL &&

@@ -1,7 +1,7 @@
 /*
  * xplane2ndjson: read XPlane profiles (TensorFlow, JAX, XLA: *.xplane.pb)
  * and write the ndtrace stream (ndtrace(7)).  The options and the paths
- * (files, run and log directories); the conversion is lib/nd_xpconv.
+ * (files, run and log directories); the conversion is lib/ingest/nd_xpconv.
  */
 #include "nd_classify.h"
 #include "nd_cli.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The ingest engines as a library (lib/nd_kineto, lib/nd_xpconv, lib/nd_end):
+# The ingest engines as a library (lib/ingest/nd_kineto, lib/ingest/nd_xpconv, lib/core/nd_end):
 # `nd-unit ingest` drives them through their API on one thread (Chrome
 # items pushed one by one with nd_kineto_feed), and must give the bytes of
 # the programs, which run them with their threads; the end record both

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Rules applied to names cost linear time (issue 31: 4): a rule sees at
-# most the first 4096 bytes of a value (lib/nd_rx.c), so one 1 MiB name
+# most the first 4096 bytes of a value (lib/core/nd_rx.c), so one 1 MiB name
 # costs milliseconds, not the minutes glibc's regexec takes on it; and
 # the answers on such names are the documented ones, computed here
 # independently in Python.

@@ -2,7 +2,7 @@
 # Runs add up what they read within int64 (issue 31, item 3).  One
 # duration is at most 2^53 ns, but 1,100 of them pass 2^63: the programs
 # wrapped to negative totals and shares (or saturated them) and exited 0.
-# One bound now holds every sum ("Sums" in ndtrace(7), lib/nd_sum.h): the
+# One bound now holds every sum ("Sums" in ndtrace(7), lib/core/nd_sum.h): the
 # durations of an input, and the gaps, steps and windows a run derives,
 # add up to at most 2^60 ns, and the clocks a program compares are at most
 # 2^61 ns apart.  Past it every program stops with one line naming the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The exclusive-time engine (lib/nd_scan) and its one order policy
-# (lib/nd_drive): a stream out of order gives the same answer from a file,
+# The exclusive-time engine (lib/engines/nd_scan) and its one order policy
+# (lib/core/nd_drive): a stream out of order gives the same answer from a file,
 # from stdin redirected from it, from a pipe (spooled and read again) and
 # with --unordered, in every program that reads through them; the report's
 # top ops are trace-topk's rows.

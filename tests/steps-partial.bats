@@ -4,7 +4,7 @@
 # every option that changes the output; the merged summary and rank records
 # are recomputed with jq from the step records; partial results that cannot
 # be merged are refused with one exact line.  nd-unit stepsum-partial: the
-# step records of lib/nd_stepsum round-trip exactly.
+# step records of lib/engines/nd_stepsum round-trip exactly.
 
 load helpers
 bats_require_minimum_version 1.5.0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The step-summary engine (lib/nd_stepsum): the engine alone through
+# The step-summary engine (lib/engines/nd_stepsum): the engine alone through
 # `nd-unit stepsum` (values by hand and awk), and the same steady summary,
 # classes and straggler from trace-steps --summary/--ranks, trace-report
 # --json and trace-diff on real profiles (tests/tools/stepsum_check.py

@@ -1,15 +1,15 @@
 #!/usr/bin/env bats
 # xplane2ndjson: XPlane profiles -> ndtrace stream.  Cross-checked against
 # an independent decode (tests/tools/xplane_decode.py: Google's protobuf
-# runtime on the module protoc generates from lib/xplane.proto).
+# runtime on the module protoc generates from lib/ingest/xplane.proto).
 
 load helpers
 
 setup_file() {
 	PYDIR="$BATS_FILE_TMPDIR/py"
 	mkdir -p "$PYDIR"
-	protoc --python_out="$PYDIR" -I"$BATS_TEST_DIRNAME/../lib" \
-	    "$BATS_TEST_DIRNAME/../lib/xplane.proto"
+	protoc --python_out="$PYDIR" -I"$BATS_TEST_DIRNAME/../lib/ingest" \
+	    "$BATS_TEST_DIRNAME/../lib/ingest/xplane.proto"
 	export PYDIR
 	# The generated profiles the tests share.
 	G="$BATS_FILE_TMPDIR/gen"

@@ -1,5 +1,5 @@
 """The device-op rule of ndtrace(7) ("Device ops"), written independently
-of lib/nd_event.c for the reference checkers: kind(record) is "device",
+of lib/core/nd_event.c for the reference checkers: kind(record) is "device",
 "annot" (a device annotation) or "host"."""
 
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_op",

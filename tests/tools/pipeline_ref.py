@@ -4,7 +4,7 @@
 
 An independent python3 reading of the trace-pipeline definitions
 (issue 23; ndtrace(7), pipe_* records; trace-pipeline(1)), written from
-the definitions, not from lib/nd_pipe.c, for the tests to compare with:
+the definitions, not from lib/engines/nd_pipe.c, for the tests to compare with:
 reads NDJSON streams (the ranks' files, or one merged stream; stdin when
 no FILE) and prints the pipe_mb, pipe_rank and pipe_step records, one
 JSON object a line, same keys in the same order.  With --check OUTPUT:

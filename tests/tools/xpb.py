@@ -1,4 +1,4 @@
-# A protobuf writer for lib/xplane.proto, by field number.
+# A protobuf writer for lib/ingest/xplane.proto, by field number.
 import struct, sys
 
 def varint(n):

@@ -2,9 +2,9 @@
 """Independent decode of an XPlane profile, to cross-check xplane2ndjson.
 
 Uses Google's protobuf runtime (Debian's python3-protobuf) on the module that
-protoc generates from lib/xplane.proto -- not nd_pb, not protobuf-c:
+protoc generates from lib/ingest/xplane.proto -- not nd_pb, not protobuf-c:
 
-    protoc --python_out=DIR -Ilib lib/xplane.proto
+    protoc --python_out=DIR -Ilib lib/ingest/xplane.proto
     /usr/bin/python3 tests/tools/xplane_decode.py --pydir DIR FILE
 
 Without options it prints one JSON object of counts: planes, lines, events

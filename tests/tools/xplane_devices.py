@@ -2,7 +2,7 @@
 """The "devices" object xplane2ndjson's meta record should carry for an
 XPlane file, computed independently from xplane2ndjson(1)'s rules with
 Google's protobuf runtime on the module protoc generates from
-lib/xplane.proto:
+lib/ingest/xplane.proto:
 
     /usr/bin/python3 tests/tools/xplane_devices.py --pydir DIR FILE [REGEX]
 

@@ -1,5 +1,5 @@
 /*
- * nd_xplane: walk an XSpace (the XPlane profile format, lib/xplane.proto)
+ * nd_xplane: walk an XSpace (the XPlane profile format, lib/ingest/xplane.proto)
  * held in memory, with nd_pb, without a heap structure per event.
  *
  *	nd_xspace *xs = nd_xspace_open(buf, len, name);	   top level only

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Field numbers (lib/xplane.proto). */
+/* Field numbers (lib/ingest/xplane.proto). */
 enum {
 	XSPACE_PLANES = 1, XSPACE_ERRORS = 2, XSPACE_WARNINGS = 3,
 	XSPACE_HOSTNAMES = 4,

@@ -92,7 +92,7 @@ struct side_rd {
 	nd_diff_side *s;
 	const nd_diff_opts *o;
 	nd_steps *steps;
-	nd_scanner *scan;
+	nd_scan *scan;
 	nd_by *byk;		/* for nd_by_check */
 	int bydim;		/* dimension of --by */
 	int64_t cur;		/* current source, -1 before the first */

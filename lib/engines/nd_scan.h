@@ -75,32 +75,32 @@ typedef struct nd_scan_res {
 	uint32_t sources;
 } nd_scan_res;
 
-typedef struct nd_scanner nd_scanner;
+typedef struct nd_scan nd_scan;
 
 enum { ND_SCAN_OK = 0, ND_SCAN_LATE = 1 };
 
 /* opts and cb are copied. */
-nd_scanner *nd_scan_new(const nd_scan_opts *opts, const nd_scan_cb *cb);
-void nd_scan_free(nd_scanner *sc);
+nd_scan *nd_scan_new(const nd_scan_opts *opts, const nd_scan_cb *cb);
+void nd_scan_free(nd_scan *sc);
 /* A record of the stream, in order; si describes its source.  ND_SCAN_OK,
  * or ND_SCAN_LATE: a span came too late to be nested exactly (dropped;
  * the answer of this reading is not exact). */
-int nd_scan_feed(nd_scanner *sc, const nd_event *ev,
+int nd_scan_feed(nd_scan *sc, const nd_event *ev,
     const nd_source_info *si);
 /* The current source ended: its timelines are final. */
-void nd_scan_end_source(nd_scanner *sc);
+void nd_scan_end_source(nd_scan *sc);
 /* The input ended: flush everything, and the figures of this reading. */
-void nd_scan_finish(nd_scanner *sc, nd_scan_res *res);
+void nd_scan_finish(nd_scan *sc, nd_scan_res *res);
 /* 1 when spans that count came late in this reading: the answer is not
  * exact; restart and feed the input again. */
-int nd_scan_again(const nd_scanner *sc);
+int nd_scan_again(const nd_scan *sc);
 /* The input will be fed again from its start: forget everything counted
  * (cb.reset) and buffer every timeline found late so far. */
-void nd_scan_restart(nd_scanner *sc);
+void nd_scan_restart(nd_scan *sc);
 
 /* Read paths (nd_drive) into a new engine: the whole answer of a program
  * that only aggregates. */
-void nd_scan(char **paths, int npaths, const nd_scan_opts *opts,
+void nd_scan_paths(char **paths, int npaths, const nd_scan_opts *opts,
     const nd_scan_cb *cb, nd_scan_res *res);
 
 /* "device", "host", "all" -> ND_TL_*; -1 if none. */

@@ -16,12 +16,12 @@
 /* Timeline classes, the first byte of a group's key. */
 enum { C_DEVICE = 'd', C_HOST = 'h', C_ALL = 'a' };
 
-struct nd_roof {
-	nd_roof_opts o;
+struct nd_roofline {
+	nd_roofline_opts o;
 	const nd_by *by;
 	nd_intern *keys;	/* class byte + nd_by key -> row */
 	nd_idmemo *memo;	/* class + nd_by_sids -> row */
-	nd_roof_row *rows;
+	nd_roofline_row *rows;
 	size_t caprows;
 	nd_intern *names;	/* device names */
 	nd_devnames *dn;
@@ -36,14 +36,14 @@ struct nd_roof {
 	double ctf, cbw;
 	uint32_t cname;		/* UINT32_MAX: none */
 	nd_buf key, tmp;
-	nd_roof_row *out;
+	nd_roofline_row *out;
 	size_t nout;
 };
 
-nd_roof *
-nd_roof_new(const nd_roof_opts *o, const nd_by *by)
+nd_roofline *
+nd_roofline_new(const nd_roofline_opts *o, const nd_by *by)
 {
-	nd_roof *r = nd_xcalloc(1, sizeof *r);
+	nd_roofline *r = nd_xcalloc(1, sizeof *r);
 
 	r->o = *o;
 	r->by = by;
@@ -57,7 +57,7 @@ nd_roof_new(const nd_roof_opts *o, const nd_by *by)
 }
 
 void
-nd_roof_free(nd_roof *r)
+nd_roofline_free(nd_roofline *r)
 {
 	if (r == NULL)
 		return;
@@ -75,7 +75,7 @@ nd_roof_free(nd_roof *r)
 }
 
 static void
-new_source(nd_roof *r, const nd_event *ev)
+new_source(nd_roofline *r, const nd_event *ev)
 {
 	if ((int64_t)ev->source == r->cur)
 		return;
@@ -125,7 +125,7 @@ has_flops(const nd_event *ev)
 /* The peaks and name of the span's device (cached for runs of spans of
  * one device). */
 static void
-resolve(nd_roof *r, const nd_event *ev)
+resolve(nd_roofline *r, const nd_event *ev)
 {
 	const char *name;
 	const nd_peak *p = NULL;
@@ -170,7 +170,7 @@ xval(const uint64_t x[2], double rest)
 /* The row of a span: by the ids of its key's fields when it has them
  * (r->memo), else by the key bytes. */
 static uint32_t
-key_id(nd_roof *r, const nd_event *ev, const nd_source_info *si, char cls)
+key_id(nd_roofline *r, const nd_event *ev, const nd_source_info *si, char cls)
 {
 	uint32_t id;
 	uint64_t ik;
@@ -189,9 +189,9 @@ key_id(nd_roof *r, const nd_event *ev, const nd_source_info *si, char cls)
 }
 
 void
-nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si)
+nd_roofline_record(nd_roofline *r, const nd_event *ev, const nd_source_info *si)
 {
-	nd_roof_row *row;
+	nd_roofline_row *row;
 	uint32_t id;
 	double f = 0, by = 0;
 	int hasf = 0, hasb = 0, kind;
@@ -279,7 +279,7 @@ nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si)
 static int
 row_cmp(const void *a, const void *b, void *ctx)
 {
-	const nd_roof_row *x = a, *y = b;
+	const nd_roofline_row *x = a, *y = b;
 	size_t n;
 	int c;
 
@@ -295,7 +295,7 @@ row_cmp(const void *a, const void *b, void *ctx)
 }
 
 size_t
-nd_roof_finish(nd_roof *r, const nd_roof_row **rows, nd_roof_sum *sum)
+nd_roofline_finish(nd_roofline *r, const nd_roofline_row **rows, nd_roofline_sum *sum)
 {
 	uint32_t n = nd_intern_count(r->keys);
 	char want;
@@ -322,7 +322,7 @@ nd_roof_finish(nd_roof *r, const nd_roof_row **rows, nd_roof_sum *sum)
 	r->out = nd_xcalloc(n > 0 ? n : 1, sizeof *r->out);
 	r->nout = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		nd_roof_row *x = &r->rows[i];
+		nd_roofline_row *x = &r->rows[i];
 		size_t kl;
 		const char *k = nd_intern_str(r->keys, i, &kl);
 
@@ -352,7 +352,7 @@ nd_roof_finish(nd_roof *r, const nd_roof_row **rows, nd_roof_sum *sum)
 }
 
 void
-nd_roof_figures(const nd_roof_row *x, nd_roof_fig *f)
+nd_roofline_figures(const nd_roofline_row *x, nd_roofline_fig *f)
 {
 	memset(f, 0, sizeof *f);
 	if (x->flops_count == 0 || x->flops_ns <= 0)
@@ -386,11 +386,11 @@ nd_roof_figures(const nd_roof_row *x, nd_roof_fig *f)
 }
 
 void
-nd_roof_row_json(nd_jw *w, const nd_roof_row *x)
+nd_roofline_row_json(nd_jw *w, const nd_roofline_row *x)
 {
-	nd_roof_fig f;
+	nd_roofline_fig f;
 
-	nd_roof_figures(x, &f);
+	nd_roofline_figures(x, &f);
 	nd_jw_kuint(w, "count", x->count);
 	nd_jw_kint(w, "total_ns", x->total_ns);
 	nd_jw_kuint(w, "flops_count", x->flops_count);
@@ -423,7 +423,7 @@ nd_roof_row_json(nd_jw *w, const nd_roof_row *x)
 }
 
 void
-nd_roof_sum_json(nd_jw *w, const nd_roof_sum *sum)
+nd_roofline_sum_json(nd_jw *w, const nd_roofline_sum *sum)
 {
 	nd_jw_kcstr(w, "timelines", sum->timelines);
 	nd_jw_kuint(w, "sources", sum->sources);
@@ -441,7 +441,7 @@ nd_roof_sum_json(nd_jw *w, const nd_roof_sum *sum)
 /* ---- partial results ---- */
 
 size_t
-nd_roof_groups(const nd_roof *r)
+nd_roofline_groups(const nd_roofline *r)
 {
 	return nd_intern_count(r->keys);
 }
@@ -474,9 +474,9 @@ get_x(const nd_event *ev, const char *key, uint64_t x[2])
 }
 
 void
-nd_roof_group_json(const nd_roof *r, size_t i, nd_jw *w)
+nd_roofline_group_json(const nd_roofline *r, size_t i, nd_jw *w)
 {
-	const nd_roof_row *x = &r->rows[i];
+	const nd_roofline_row *x = &r->rows[i];
 	size_t kl;
 	const char *k = nd_intern_str(r->keys, (uint32_t)i, &kl);
 
@@ -518,9 +518,9 @@ get_num(const nd_event *ev, const char *key, int64_t *i, double *d)
 	return nd_json_int(v, i) == 0 && *i >= 0 ? 0 : -1;
 }
 
-/* dst += src, the peaks and device name by the rule of nd_roof_record. */
+/* dst += src, the peaks and device name by the rule of nd_roofline_record. */
 static void
-row_merge(nd_roof *r, nd_roof_row *dst, const nd_roof_row *src)
+row_merge(nd_roofline *r, nd_roofline_row *dst, const nd_roofline_row *src)
 {
 	if (src->flops_count > 0 && dst->flops_count == 0) {
 		dst->peak = src->peak;
@@ -553,11 +553,11 @@ row_merge(nd_roof *r, nd_roof_row *dst, const nd_roof_row *src)
 }
 
 int
-nd_roof_group_read(nd_roof *r, const nd_event *ev)
+nd_roofline_group_read(nd_roofline *r, const nd_event *ev)
 {
 	const nd_jval *cls = nd_event_get(ev, "cls");
 	const nd_jval *dn = nd_event_get(ev, "device_name");
-	nd_roof_row x;
+	nd_roofline_row x;
 	int64_t v[7];
 	static const char *const key[] = { "count", "total_ns", "flops_count",
 	    "flops_ns", "bytes_count", "peak", "name_mixed" };
@@ -610,7 +610,7 @@ nd_roof_group_read(nd_roof *r, const nd_event *ev)
 }
 
 void
-nd_roof_state_json(const nd_roof *r, nd_jw *w)
+nd_roofline_state_json(const nd_roofline *r, nd_jw *w)
 {
 	nd_jw_kbool(w, "roof_dev_flops", r->dev_flops);
 	nd_jw_kbool(w, "roof_host_flops", r->host_flops);
@@ -619,7 +619,7 @@ nd_roof_state_json(const nd_roof *r, nd_jw *w)
 }
 
 int
-nd_roof_state_read(nd_roof *r, const nd_event *ev)
+nd_roofline_state_read(nd_roofline *r, const nd_event *ev)
 {
 	int64_t n;
 	const nd_jval *v;

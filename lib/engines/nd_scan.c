@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct nd_scanner {
+struct nd_scan {
 	nd_scan_opts o;
 	nd_scan_cb cb;
 	nd_nest *nest;
@@ -47,7 +47,7 @@ nd_scan_timelines_name(int tl)
 }
 
 static uint32_t
-timeline_id(nd_scanner *s, const nd_event *ev)
+timeline_id(nd_scan *s, const nd_event *ev)
 {
 	unsigned char k[1 + 4 + 16];
 	uint32_t src = ev->source;
@@ -74,7 +74,7 @@ timeline_id(nd_scanner *s, const nd_event *ev)
 }
 
 static void
-new_nest(nd_scanner *s)
+new_nest(nd_scan *s)
 {
 	nd_nest_free(s->nest);
 	s->nest = nd_nest_new(s->o.rule, s->cb.done, s->cb.ctx);
@@ -86,7 +86,7 @@ new_nest(nd_scanner *s)
 
 /* Start a reading: nothing counted, the late timelines buffered. */
 static void
-begin(nd_scanner *s)
+begin(nd_scan *s)
 {
 	s->device_seen = 0;
 	s->src = UINT32_MAX;
@@ -98,10 +98,10 @@ begin(nd_scanner *s)
 	new_nest(s);
 }
 
-nd_scanner *
+nd_scan *
 nd_scan_new(const nd_scan_opts *opts, const nd_scan_cb *cb)
 {
-	nd_scanner *s = nd_xcalloc(1, sizeof *s);
+	nd_scan *s = nd_xcalloc(1, sizeof *s);
 
 	s->o = *opts;
 	s->cb = *cb;
@@ -112,7 +112,7 @@ nd_scan_new(const nd_scan_opts *opts, const nd_scan_cb *cb)
 }
 
 void
-nd_scan_free(nd_scanner *s)
+nd_scan_free(nd_scan *s)
 {
 	if (s == NULL)
 		return;
@@ -123,7 +123,7 @@ nd_scan_free(nd_scanner *s)
 }
 
 void
-nd_scan_restart(nd_scanner *s)
+nd_scan_restart(nd_scan *s)
 {
 	s->cb.reset(s->cb.ctx);
 	s->res.passes++;
@@ -131,7 +131,7 @@ nd_scan_restart(nd_scanner *s)
 }
 
 static void
-late(nd_scanner *s, uint32_t tl)
+late(nd_scan *s, uint32_t tl)
 {
 	for (size_t i = 0; i < s->nlate; i++)
 		if (s->late[i] == tl)
@@ -143,7 +143,7 @@ late(nd_scanner *s, uint32_t tl)
 /* Is the record of the aggregated type?  The first record with a
  * duration decides it when opts.type does not. */
 static int
-of_type(nd_scanner *s, const nd_event *ev)
+of_type(nd_scan *s, const nd_event *ev)
 {
 	char *type = s->res.type;
 
@@ -163,7 +163,7 @@ of_type(nd_scanner *s, const nd_event *ev)
 /* Does the span count under opts.timelines?  At the first device op under
  * ND_TL_DEVICE, forget what the other spans counted. */
 static int
-counts(nd_scanner *s, const nd_event *ev)
+counts(nd_scan *s, const nd_event *ev)
 {
 	int kind = nd_event_kind(ev);
 
@@ -185,7 +185,7 @@ counts(nd_scanner *s, const nd_event *ev)
 }
 
 int
-nd_scan_feed(nd_scanner *s, const nd_event *ev,
+nd_scan_feed(nd_scan *s, const nd_event *ev,
     const nd_source_info *si)
 {
 	int is_span;
@@ -230,13 +230,13 @@ nd_scan_feed(nd_scanner *s, const nd_event *ev,
 }
 
 void
-nd_scan_end_source(nd_scanner *s)
+nd_scan_end_source(nd_scan *s)
 {
 	nd_nest_flush_all(s->nest);
 }
 
 void
-nd_scan_finish(nd_scanner *s, nd_scan_res *res)
+nd_scan_finish(nd_scan *s, nd_scan_res *res)
 {
 	nd_nest_flush_all(s->nest);
 	if (nd_nest_held_max(s->nest) > s->res.held_max)
@@ -248,12 +248,12 @@ nd_scan_finish(nd_scanner *s, nd_scan_res *res)
 }
 
 int
-nd_scan_again(const nd_scanner *s)
+nd_scan_again(const nd_scan *s)
 {
 	return s->nlate > s->nlate0;
 }
 
-/* ---- nd_scan(): the engine read by nd_drive ---- */
+/* ---- nd_scan_paths(): the engine read by nd_drive ---- */
 
 static void
 drive_record(void *ctx, const nd_event *ev, const nd_source_info *si)
@@ -275,10 +275,10 @@ drive_end(void *ctx)
 }
 
 void
-nd_scan(char **paths, int npaths, const nd_scan_opts *opts,
+nd_scan_paths(char **paths, int npaths, const nd_scan_opts *opts,
     const nd_scan_cb *cb, nd_scan_res *res)
 {
-	nd_scanner *s = nd_scan_new(opts, cb);
+	nd_scan *s = nd_scan_new(opts, cb);
 	nd_drive_opts dopts;
 	nd_drive_cb dcb = { s, drive_record, drive_end };
 	nd_drive_res dres;

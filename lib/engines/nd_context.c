@@ -14,14 +14,14 @@
  * its timeline refers to it, then returns to the free list (keeping the
  * capacity of its line buffer). */
 struct ent {
-	nd_ctx_span pub;
+	nd_context_span pub;
 	nd_buf line;
 	int64_t end;		/* ts + dur */
 	int64_t end_e;		/* for overlap tests: end, or ts + 1 if dur 0 */
 	uint32_t dev;		/* interned device, NO_DEV */
 	unsigned host : 1, in_stack : 1, in_ring : 1, in_outq : 1,
 	    claimed : 1;
-	nd_ctx_rel claim;
+	nd_context_rel claim;
 	size_t stk_pos;		/* index in its timeline's stk while open */
 	struct ent *next_free;
 };
@@ -90,11 +90,11 @@ struct wlist {
 
 #define NO_WIN UINT32_MAX
 
-struct nd_ctx {
+struct nd_context {
 	int64_t before, after;
 	int overlapping;
 	size_t keep;		/* ended spans kept per timeline */
-	nd_ctx_ops ops;
+	nd_context_ops ops;
 	void *u;
 
 	int has_source;
@@ -127,7 +127,7 @@ static const char *const role_names[] = {
 };
 
 const char *
-nd_ctx_role_name(int role)
+nd_context_role_name(int role)
 {
 	return role >= 0 && role <= ND_CTX_OVERLAP ? role_names[role] : "?";
 }
@@ -186,7 +186,7 @@ deq_insert(struct deq *d, struct ent *e)
 /* --- entries --- */
 
 static struct ent *
-ent_new(nd_ctx *c)
+ent_new(nd_context *c)
 {
 	struct ent *e = c->free_ents;
 
@@ -202,7 +202,7 @@ ent_new(nd_ctx *c)
 }
 
 static void
-ent_maybe_free(nd_ctx *c, struct ent *e)
+ent_maybe_free(nd_context *c, struct ent *e)
 {
 	if (e->in_stack || e->in_ring || e->in_outq)
 		return;
@@ -215,7 +215,7 @@ ent_maybe_free(nd_ctx *c, struct ent *e)
 /* --- claiming and writing --- */
 
 static void
-mark_dirty(nd_ctx *c, struct tl *t)
+mark_dirty(nd_context *c, struct tl *t)
 {
 	if (t->dirty)
 		return;
@@ -226,7 +226,7 @@ mark_dirty(nd_ctx *c, struct tl *t)
 
 /* Claim e for r (write mode): it will be written with that relation. */
 static void
-claim(nd_ctx *c, struct ent *e, const nd_ctx_rel *r)
+claim(nd_context *c, struct ent *e, const nd_context_rel *r)
 {
 	struct tl *t = &c->tls[e->pub.timeline];
 
@@ -240,10 +240,10 @@ claim(nd_ctx *c, struct ent *e, const nd_ctx_rel *r)
 }
 
 static void
-relate(nd_ctx *c, struct ent *e, uint64_t match, int role, int64_t mts,
+relate(nd_context *c, struct ent *e, uint64_t match, int role, int64_t mts,
     int do_claim)
 {
-	nd_ctx_rel r;
+	nd_context_rel r;
 
 	r.match = match;
 	r.role = role;
@@ -255,7 +255,7 @@ relate(nd_ctx *c, struct ent *e, uint64_t match, int role, int64_t mts,
 }
 
 static void
-write_front(nd_ctx *c, struct tl *t)
+write_front(nd_context *c, struct tl *t)
 {
 	struct ent *e = deq_pop_front(&t->outq);
 
@@ -268,7 +268,7 @@ write_front(nd_ctx *c, struct tl *t)
  * precedes: such a span could still be claimed and would have to come
  * first. */
 static void
-flush_tl(nd_ctx *c, struct tl *t)
+flush_tl(nd_context *c, struct tl *t)
 {
 	uint64_t lim = NO_SEQ;
 
@@ -293,7 +293,7 @@ flush_tl(nd_ctx *c, struct tl *t)
 }
 
 static void
-flush_dirty(nd_ctx *c)
+flush_dirty(nd_context *c)
 {
 	for (size_t i = 0; i < c->ndirty; i++)
 		flush_tl(c, &c->tls[c->dirty[i]]);
@@ -303,14 +303,14 @@ flush_dirty(nd_ctx *c)
 /* --- matches --- */
 
 static void
-live_add(nd_ctx *c, uint64_t id)
+live_add(nd_context *c, uint64_t id)
 {
 	nd_grow(&c->live, &c->caplive, c->nlive + 1, sizeof *c->live);
 	c->live[c->nlive++] = id;
 }
 
 static void
-live_done(nd_ctx *c, uint64_t id)
+live_done(nd_context *c, uint64_t id)
 {
 	size_t lo = 0, hi = c->nlive;
 
@@ -351,7 +351,7 @@ overlaps(const struct ent *s, const struct mdesc *m)
 }
 
 static void
-win_add(nd_ctx *c, const struct mdesc *m)
+win_add(nd_context *c, const struct mdesc *m)
 {
 	struct wlist *l = NULL;
 	struct win *w;
@@ -385,7 +385,7 @@ win_add(nd_ctx *c, const struct mdesc *m)
 /* --- timelines --- */
 
 static struct tl *
-tl_get(nd_ctx *c, int64_t pid, int64_t tid)
+tl_get(nd_context *c, int64_t pid, int64_t tid)
 {
 	int64_t key[2] = { pid, tid };
 	uint32_t id, n;
@@ -412,7 +412,7 @@ tl_get(nd_ctx *c, int64_t pid, int64_t tid)
 }
 
 static void
-ring_trim(nd_ctx *c, struct tl *t)
+ring_trim(nd_context *c, struct tl *t)
 {
 	while (t->ring.n > c->keep) {
 		struct ent *e = deq_pop_front(&t->ring);
@@ -520,7 +520,7 @@ seq_cmp(const void *a, const void *b, void *ctx)
  * come off the heap by end; into the ring go, in seq order, only the last
  * `keep` of them (the others would be trimmed at once). */
 static void
-close_before(nd_ctx *c, struct tl *t, int64_t ts)
+close_before(nd_context *c, struct tl *t, int64_t ts)
 {
 	size_t n = 0, from;
 
@@ -561,11 +561,11 @@ close_before(nd_ctx *c, struct tl *t, int64_t ts)
 
 /* --- the public interface --- */
 
-nd_ctx *
-nd_ctx_new(int64_t before, int64_t after, int overlapping, int64_t lookback,
-    const nd_ctx_ops *ops, void *u)
+nd_context *
+nd_context_new(int64_t before, int64_t after, int overlapping, int64_t lookback,
+    const nd_context_ops *ops, void *u)
 {
-	nd_ctx *c = nd_xcalloc(1, sizeof *c);
+	nd_context *c = nd_xcalloc(1, sizeof *c);
 
 	c->before = before < 0 ? 0 : before;
 	c->after = after < 0 ? 0 : after;
@@ -582,7 +582,7 @@ nd_ctx_new(int64_t before, int64_t after, int overlapping, int64_t lookback,
 }
 
 static void
-release_source(nd_ctx *c)
+release_source(nd_context *c)
 {
 	for (size_t i = 0; i < c->ntl; i++) {
 		struct tl *t = &c->tls[i];
@@ -628,7 +628,7 @@ release_source(nd_ctx *c)
 }
 
 void
-nd_ctx_end_source(nd_ctx *c)
+nd_context_end_source(nd_context *c)
 {
 	if (c->ops.write != NULL)
 		for (size_t i = 0; i < c->ntl; i++) {
@@ -645,7 +645,7 @@ nd_ctx_end_source(nd_ctx *c)
 }
 
 void
-nd_ctx_free(nd_ctx *c)
+nd_context_free(nd_context *c)
 {
 	struct ent *e;
 
@@ -669,7 +669,7 @@ nd_ctx_free(nd_ctx *c)
 
 /* The held spans of the other timelines that overlap a new match. */
 static void
-overlap_held(nd_ctx *c, const struct mdesc *m)
+overlap_held(nd_context *c, const struct mdesc *m)
 {
 	for (size_t i = 0; i < c->ntl; i++) {
 		struct tl *t = &c->tls[i];
@@ -705,7 +705,7 @@ overlap_held(nd_ctx *c, const struct mdesc *m)
 }
 
 static void
-overlap_one(nd_ctx *c, struct ent *e, const struct win *w, nd_ctx_rel *best)
+overlap_one(nd_context *c, struct ent *e, const struct win *w, nd_context_rel *best)
 {
 	relate(c, e, w->match, ND_CTX_OVERLAP, w->ts, 0);
 	if (best->match == 0 || w->match < best->match) {
@@ -718,7 +718,7 @@ overlap_one(nd_ctx *c, struct ent *e, const struct win *w, nd_ctx_rel *best)
 /* The windows of earlier matches that a new span overlaps; the best claim
  * (lowest id) is kept in *best. */
 static void
-overlap_windows(nd_ctx *c, struct ent *e, nd_ctx_rel *best)
+overlap_windows(nd_context *c, struct ent *e, nd_context_rel *best)
 {
 	for (size_t i = 0; i < c->nwl; i++) {
 		const struct wlist *l = &c->wl[i];
@@ -751,16 +751,16 @@ overlap_windows(nd_ctx *c, struct ent *e, nd_ctx_rel *best)
 }
 
 int
-nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *idp,
-    nd_ctx_order *oe)
+nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
+    nd_context_order *oe)
 {
 	struct tl *t;
 	struct ent *e;
-	nd_ctx_rel best = { 0, 0, 0 };
+	nd_context_rel best = { 0, 0, 0 };
 	uint64_t id = 0;
 
 	if (c->has_source && ev->source != c->source)
-		nd_ctx_end_source(c);
+		nd_context_end_source(c);
 	c->has_source = 1;
 	c->source = ev->source;
 	t = tl_get(c, ev->pid, ev->tid);
@@ -884,25 +884,25 @@ nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *idp,
 }
 
 uint64_t
-nd_ctx_matches(const nd_ctx *c)
+nd_context_matches(const nd_context *c)
 {
 	return c->nmatch;
 }
 
 size_t
-nd_ctx_pending(const nd_ctx *c)
+nd_context_pending(const nd_context *c)
 {
 	return c->nlive;
 }
 
 size_t
-nd_ctx_held(const nd_ctx *c)
+nd_context_held(const nd_context *c)
 {
 	return c->held;
 }
 
 size_t
-nd_ctx_held_max(const nd_ctx *c)
+nd_context_held_max(const nd_context *c)
 {
 	return c->held_max;
 }

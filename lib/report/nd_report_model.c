@@ -389,7 +389,7 @@ nd_report_finish(nd_report *r)
 	nd_rep_model_opreg(r);
 	model_memory(r);
 	nd_rep_model_gaps(r);
-	r->nroof = nd_roof_finish(r->roof, &r->roofrows, &r->roofsum);
+	r->nroof = nd_roofline_finish(r->roof, &r->roofrows, &r->roofsum);
 	nd_rep_model_findings(r);
 	nd_rep_pipe_model(r);
 }

@@ -186,7 +186,7 @@ put_run(nd_report *r, struct pw *p)
 	nd_jw_kint(w, "unmatched_ops", (int64_t)ls.unmatched_ops);
 	nd_jw_kint(w, "unmatched_ns", ls.unmatched_ns);
 	nd_jw_kint(w, "unplaced", (int64_t)ls.unplaced);
-	nd_roof_state_json(r->roof, w);
+	nd_roofline_state_json(r->roof, w);
 	done(p);
 	for (size_t i = 0; i < r->nskipped; i++) {
 		w = rec(p, "rp_skip");
@@ -319,9 +319,9 @@ put_tables(nd_report *r, struct pw *p)
 			done(p);
 		}
 	}
-	for (size_t i = 0; i < nd_roof_groups(r->roof); i++) {
+	for (size_t i = 0; i < nd_roofline_groups(r->roof); i++) {
 		w = rec(p, "rp_roof");
-		nd_roof_group_json(r->roof, i, w);
+		nd_roofline_group_json(r->roof, i, w);
 		done(p);
 	}
 }
@@ -688,7 +688,7 @@ read_run(struct rd *d)
 	ls.unmatched_ns = sumi(d, "unmatched_ns");
 	ls.unplaced = sumu(d, "unplaced");
 	nd_launch_merge_sum(r->launch, &ls);
-	if (nd_roof_state_read(r->roof, d->ev) != 0)
+	if (nd_roofline_state_read(r->roof, d->ev) != 0)
 		bad(d, "roof_sources");
 }
 
@@ -921,7 +921,7 @@ read_other(struct rd *d, size_t type)
 
 		for (size_t i = 0; i < sizeof fig / sizeof *fig; i++)
 			(void)sumu(d, fig[i]);
-		if (nd_roof_group_read(r->roof, d->ev) != 0)
+		if (nd_roofline_group_read(r->roof, d->ev) != 0)
 			bad(d, "key");
 	}
 }

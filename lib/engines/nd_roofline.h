@@ -30,8 +30,8 @@
  * records state.  A group whose spans with flops have different peaks has
  * none (mixed).
  *
- * Ownership: the nd_roof owns its rows, keys and names; pointers returned
- * are valid until nd_roof_free.  The nd_by is borrowed.
+ * Ownership: the nd_roofline owns its rows, keys and names; pointers returned
+ * are valid until nd_roofline_free.  The nd_by is borrowed.
  */
 #ifndef ND_ROOFLINE_H
 #define ND_ROOFLINE_H
@@ -46,15 +46,15 @@
 
 #define ND_ROOF_AUTO (-1)
 
-typedef struct nd_roof_opts {
+typedef struct nd_roofline_opts {
 	int timelines;		/* ND_ROOF_AUTO or ND_TL_* (nd_agg.h) */
 	double peak_tflops;	/* > 0: every device's compute peak */
 	double peak_gbps;	/* > 0: every device's memory bandwidth */
 	const char *device;	/* a device name for every device, or NULL */
-} nd_roof_opts;
+} nd_roofline_opts;
 
 /* A group. */
-typedef struct nd_roof_row {
+typedef struct nd_roofline_row {
 	const char *key;	/* nd_by key bytes */
 	size_t keylen;
 	uint64_t count;		/* spans */
@@ -74,10 +74,10 @@ typedef struct nd_roof_row {
 	 * how the spans were grouped into partial results */
 	uint64_t flops_x[2], bytes_x[2];
 	double flops_r, bytes_r;
-} nd_roof_row;
+} nd_roofline_row;
 
 /* The figures of a row; has_* say which are defined. */
-typedef struct nd_roof_fig {
+typedef struct nd_roofline_fig {
 	int has_tflops;		/* flops_ns > 0 */
 	int has_bytes;		/* bytes of every span: gbps, intensity */
 	int has_tpeak;		/* peak_tflops known: pct_of_peak */
@@ -86,44 +86,44 @@ typedef struct nd_roof_fig {
 	double pct_of_peak;	/* tflops / peak_tflops * 100 */
 	double ridge, attainable, pct;
 	const char *bound;	/* "compute" or "memory" */
-} nd_roof_fig;
+} nd_roofline_fig;
 
 /* Totals over the counted timelines. */
-typedef struct nd_roof_sum {
+typedef struct nd_roofline_sum {
 	const char *timelines;	/* "device", "host" or "all" */
 	uint64_t spans, flops_spans;
 	int64_t total_ns, flops_ns;
 	double flops, bytes;
 	size_t rows;		/* groups with flops */
 	uint32_t sources;
-} nd_roof_sum;
+} nd_roofline_sum;
 
-typedef struct nd_roof nd_roof;
+typedef struct nd_roofline nd_roofline;
 
-nd_roof *nd_roof_new(const nd_roof_opts *o, const nd_by *by);
-void nd_roof_free(nd_roof *r);
+nd_roofline *nd_roofline_new(const nd_roofline_opts *o, const nd_by *by);
+void nd_roofline_free(nd_roofline *r);
 /* Every record of a stream, in order (meta records name devices; spans
  * are counted; everything else is ignored). */
-void nd_roof_record(nd_roof *r, const nd_event *ev, const nd_source_info *si);
+void nd_roofline_record(nd_roofline *r, const nd_event *ev, const nd_source_info *si);
 /* After the last record: the groups with flops, by time with flops (then
  * total time, then key), and the totals. */
-size_t nd_roof_finish(nd_roof *r, const nd_roof_row **rows, nd_roof_sum *sum);
-void nd_roof_figures(const nd_roof_row *row, nd_roof_fig *f);
+size_t nd_roofline_finish(nd_roofline *r, const nd_roofline_row **rows, nd_roofline_sum *sum);
+void nd_roofline_figures(const nd_roofline_row *row, nd_roofline_fig *f);
 /* The members of a "roofline" record after its keys (count ... 
  * pct_of_roofline; trace-roofline(1)), into an open object. */
-void nd_roof_row_json(nd_jw *w, const nd_roof_row *row);
+void nd_roofline_row_json(nd_jw *w, const nd_roofline_row *row);
 /* The members of a "roofline_summary" record after its type (timelines ...
  * rows). */
-void nd_roof_sum_json(nd_jw *w, const nd_roof_sum *sum);
+void nd_roofline_sum_json(nd_jw *w, const nd_roofline_sum *sum);
 
-/* Partial results: the state of group i (< nd_roof_groups, in the order
+/* Partial results: the state of group i (< nd_roofline_groups, in the order
  * first seen) and of the whole as members of an open object, and back:
- * nd_roof_group_read adds a group to its own (its key's group), 0 or -1
- * when malformed.  Call before nd_roof_finish. */
-size_t nd_roof_groups(const nd_roof *r);
-void nd_roof_group_json(const nd_roof *r, size_t i, nd_jw *w);
-int nd_roof_group_read(nd_roof *r, const nd_event *ev);
-void nd_roof_state_json(const nd_roof *r, nd_jw *w);
-int nd_roof_state_read(nd_roof *r, const nd_event *ev);
+ * nd_roofline_group_read adds a group to its own (its key's group), 0 or -1
+ * when malformed.  Call before nd_roofline_finish. */
+size_t nd_roofline_groups(const nd_roofline *r);
+void nd_roofline_group_json(const nd_roofline *r, size_t i, nd_jw *w);
+int nd_roofline_group_read(nd_roofline *r, const nd_event *ev);
+void nd_roofline_state_json(const nd_roofline *r, nd_jw *w);
+int nd_roofline_state_read(nd_roofline *r, const nd_event *ev);
 
 #endif

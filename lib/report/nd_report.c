@@ -65,7 +65,7 @@ nd_rep_init(nd_report *r, int again)
 	r->mem = nd_mem_new(&mo, &r->membuf, mem_commit, NULL);
 	r->launch = nd_launch_new();
 	{
-		nd_roof_opts ro;
+		nd_roofline_opts ro;
 		const char *bad;
 
 		memset(&ro, 0, sizeof ro);
@@ -74,7 +74,7 @@ nd_rep_init(nd_report *r, int again)
 		ro.peak_tflops = o->peak_tflops;
 		ro.peak_gbps = o->peak_gbps;
 		r->roofby = nd_by_parse("name", NULL, 0, &bad);
-		r->roof = nd_roof_new(&ro, r->roofby);
+		r->roof = nd_roofline_new(&ro, r->roofby);
 	}
 	{
 		nd_pipe_opts po;
@@ -219,7 +219,7 @@ nd_rep_fini(nd_report *r)
 		free(r->peaks[i].scope);
 	}
 	free(r->peaks);
-	nd_roof_free(r->roof);
+	nd_roofline_free(r->roof);
 	nd_by_free(r->roofby);
 	nd_launch_free(r->launch);
 	free(r->cl_num);

@@ -157,7 +157,7 @@ struct nd_report {
 
 	/* exclusive time (nd_scan, device ops else every span), per leaf
 	 * key: d/h, name, family, class, scope */
-	nd_scanner *scan;	/* kept across readings (nd_report_end) */
+	nd_scan *scan;	/* kept across readings (nd_report_end) */
 	nd_agg *leaf;
 	nd_buf key;
 	int has_device;
@@ -216,10 +216,10 @@ struct nd_report {
 
 	/* roofline (nd_roofline, by op name) */
 	nd_by *roofby;
-	nd_roof *roof;
-	const nd_roof_row *roofrows;
+	nd_roofline *roof;
+	const nd_roofline_row *roofrows;
 	size_t nroof;
-	nd_roof_sum roofsum;
+	nd_roofline_sum roofsum;
 
 	/* model, after finish */
 	int finished;

@@ -3,7 +3,7 @@
  * stream in memory bounded by the windows (trace-context(1) is the user's
  * reference; this is the engine).
  *
- * The caller feeds every span in stream order (nd_ctx_add) and says which
+ * The caller feeds every span in stream order (nd_context_add) and says which
  * ones match.  For each match (ids 1, 2, 3, ... in order of arrival) the
  * engine reports relations (span, match, role):
  *
@@ -56,7 +56,7 @@
  *           no particular order (a match on a busy timeline can finish
  *           before an earlier one on a quiet timeline).
  *
- * Spans passed to callbacks (nd_ctx_span) are borrowed for the call.
+ * Spans passed to callbacks (nd_context_span) are borrowed for the call.
  */
 #ifndef ND_CONTEXT_H
 #define ND_CONTEXT_H
@@ -75,62 +75,62 @@ enum {
 };
 
 /* "before", "match", "after", "parent", "overlap". */
-const char *nd_ctx_role_name(int role);
+const char *nd_context_role_name(int role);
 
 /* A held span as the callbacks see it. */
-typedef struct nd_ctx_span {
+typedef struct nd_context_span {
 	const char *line;	/* the record as read, without newline */
 	size_t len;
 	int64_t ts_ns, dur_ns, pid, tid;
 	uint64_t seq;		/* 0-based position on its timeline */
 	uint32_t timeline;	/* dense id of (pid, tid) within its source */
 	uint32_t source;
-} nd_ctx_span;
+} nd_context_span;
 
-typedef struct nd_ctx_rel {
+typedef struct nd_context_rel {
 	uint64_t match;		/* id, from 1 */
 	int role;
 	int64_t offset_ns;	/* the span's ts_ns minus the match's */
-} nd_ctx_rel;
+} nd_context_rel;
 
-typedef struct nd_ctx_ops {
-	void (*relate)(void *u, const nd_ctx_span *s, const nd_ctx_rel *r);
-	void (*write)(void *u, const nd_ctx_span *s, const nd_ctx_rel *r);
+typedef struct nd_context_ops {
+	void (*relate)(void *u, const nd_context_span *s, const nd_context_rel *r);
+	void (*write)(void *u, const nd_context_span *s, const nd_context_rel *r);
 	void (*done)(void *u, uint64_t match);
-} nd_ctx_ops;
+} nd_context_ops;
 
-typedef struct nd_ctx nd_ctx;
+typedef struct nd_context nd_context;
 
 enum { ND_CTX_OK = 0, ND_CTX_ORDER = -1 };
 
 /* What an out-of-order span came after. */
-typedef struct nd_ctx_order {
+typedef struct nd_context_order {
 	int64_t pid, tid, ts_ns, dur_ns;	/* the span refused */
 	int64_t prev_ts_ns, prev_dur_ns;	/* the last one accepted */
-} nd_ctx_order;
+} nd_context_order;
 
 /* lookback: with overlapping, how many ended spans each timeline keeps
  * for matches that come later (at least `before`). */
-nd_ctx *nd_ctx_new(int64_t before, int64_t after, int overlapping,
-    int64_t lookback, const nd_ctx_ops *ops, void *u);
+nd_context *nd_context_new(int64_t before, int64_t after, int overlapping,
+    int64_t lookback, const nd_context_ops *ops, void *u);
 /* Releases everything without reporting more: end the source first. */
-void nd_ctx_free(nd_ctx *c);
+void nd_context_free(nd_context *c);
 
 /* Add the next span (ev->source says its source; a new source ends the
  * previous one).  ts_ns, dur_ns, pid and tid must be present.  With
  * is_match the span is a match; its id is stored in *id when id != NULL.
  * ND_CTX_OK, or ND_CTX_ORDER with *oe filled (oe may be NULL). */
-int nd_ctx_add(nd_ctx *c, const nd_event *ev, int is_match, uint64_t *id,
-    nd_ctx_order *oe);
+int nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *id,
+    nd_context_order *oe);
 /* The current source is complete: every pending match is done, every
  * claimed span written; its timelines are released. */
-void nd_ctx_end_source(nd_ctx *c);
+void nd_context_end_source(nd_context *c);
 
 /* Matches found so far, and those whose context is not complete yet. */
-uint64_t nd_ctx_matches(const nd_ctx *c);
-size_t nd_ctx_pending(const nd_ctx *c);
+uint64_t nd_context_matches(const nd_context *c);
+size_t nd_context_pending(const nd_context *c);
 /* Spans held now and the most ever held at once (the memory claim). */
-size_t nd_ctx_held(const nd_ctx *c);
-size_t nd_ctx_held_max(const nd_ctx *c);
+size_t nd_context_held(const nd_context *c);
+size_t nd_context_held_max(const nd_context *c);
 
 #endif

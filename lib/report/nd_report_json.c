@@ -324,7 +324,7 @@ j_ops(nd_report *r, nd_jw *w)
 
 		nd_jw_key(w, "roofline");
 		nd_jw_obj(w);
-		nd_roof_sum_json(w, &r->roofsum);
+		nd_roofline_sum_json(w, &r->roofsum);
 		nd_jw_kuint(w, "shown", m);
 		nd_jw_key(w, "top");
 		nd_jw_arr(w);
@@ -332,7 +332,7 @@ j_ops(nd_report *r, nd_jw *w)
 			nd_jw_obj(w);
 			nd_by_json(r->roofby, w, r->roofrows[i].key,
 			    r->roofrows[i].keylen);
-			nd_roof_row_json(w, &r->roofrows[i]);
+			nd_roofline_row_json(w, &r->roofrows[i]);
 			nd_jw_obj_end(w);
 		}
 		nd_jw_arr_end(w);

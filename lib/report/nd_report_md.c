@@ -513,8 +513,8 @@ md_trow_table(nd_report *r, nd_buf *b, const char *what,
 static void
 md_roofline(nd_report *r, nd_buf *b)
 {
-	const nd_roof_sum *s = &r->roofsum;
-	const nd_roof_row *first = r->nroof > 0 ? &r->roofrows[0] : NULL;
+	const nd_roofline_sum *s = &r->roofsum;
+	const nd_roofline_row *first = r->nroof > 0 ? &r->roofrows[0] : NULL;
 	size_t m = nd_rep_cut(r, r->nroof);
 	int uniform = first != NULL && first->peak == 1 &&
 	    first->peak_tflops > 0 && first->peak_gbps > 0;
@@ -550,14 +550,14 @@ md_roofline(nd_report *r, nd_buf *b)
 	    "FLOP/byte | bound | % of roofline |\n"
 	    "|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < m; i++) {
-		const nd_roof_row *x = &r->roofrows[i];
-		nd_roof_fig f;
+		const nd_roofline_row *x = &r->roofrows[i];
+		nd_roofline_fig f;
 		int tag;
 		const char *k;
 		size_t kl;
 		char *name;
 
-		nd_roof_figures(x, &f);
+		nd_roofline_figures(x, &f);
 		nd_buf_addf(b, "| %zu | ", i + 1);
 		if (nd_by_field(x->key, x->keylen, 0, &tag, &k, &kl)) {
 			name = nd_xstrndup(k, kl);

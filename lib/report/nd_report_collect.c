@@ -91,7 +91,7 @@ nd_report_end(nd_report *r)
 	{
 		nd_report_opts o = r->o;
 		double thr[R_NRULES];
-		nd_scanner *scan = r->scan;
+		nd_scan *scan = r->scan;
 
 		memcpy(thr, r->thr, sizeof thr);
 		memset(r, 0, sizeof *r);
@@ -768,7 +768,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 	switch (ev->type) {
 	case ND_EV_SPAN:
 		add_span(r, s, ev);
-		nd_roof_record(r->roof, ev, si);
+		nd_roofline_record(r->roof, ev, si);
 		/* every span: nd_mem attributes the memory peak to the op
 		 * running at it */
 		nd_mem_record(r->mem, ev, si);
@@ -783,7 +783,7 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		nd_devnames_meta(r->dn, ev);
 		nd_pipe_add(r->pipe, ev);
 		nd_mem_record(r->mem, ev, si);
-		nd_roof_record(r->roof, ev, si);
+		nd_roofline_record(r->roof, ev, si);
 		return;
 	}
 	case ND_EV_END:
