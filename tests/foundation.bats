@@ -111,6 +111,29 @@ for i in range(3): sys.stdout.write("x"*(3_000_000+i)+"\n")' > "$T/big.txt"
 	assert_output $'500\n10000\n1500000\n2000000000\ninvalid\n500\n1001\ninvalid\ninvalid\ninvalid\ninvalid\ninvalid\n0'
 }
 
+@test "duration text: one rule; compact form for integers and fractions, spaced form for prose" {
+	run nd-unit durtext 0 999 -999 1000 12500 -12500 999999 1000000 3250000 1200000000 -1200000000
+	assert_success
+	# independent: python's formatting of the same rule
+	exp=$(python3 -c '
+import sys
+def c(v, sign):
+    a = abs(v); sg = "-" if v < 0 else ("+" if sign and v > 0 else "")
+    for lim, u in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+        if a >= lim: return "%s%.3f%s" % (sg, a / lim, u)
+    return "%s%.0fns" % (sg, a)
+def s(v):
+    a = abs(v)
+    if a < 1000: return "%d ns" % v
+    if a < 1e6: return "%.1f us" % (v / 1e3)
+    if a < 1e9: return "%.3f ms" % (v / 1e6)
+    return "%.3f s" % (v / 1e9)
+for v in map(int, sys.argv[1:]):
+    print(c(v, 1), c(v, 1), c(v + 0.25, 0), s(v))' 0 999 -999 1000 12500 -12500 999999 1000000 3250000 1200000000 -1200000000)
+	assert_output "$exp"
+	assert_line --index 4 "+12.500us +12.500us 12.500us 12.5 us"
+}
+
 @test "nd_hash: interning gives dense stable ids; map64 survives deletes" {
 	run nd-unit intern a b a c b ""
 	assert_output $'0\n1\n0\n2\n1\n3\ncount=4'

@@ -126,18 +126,46 @@ nd_cli_double(const char *opt, const char *s, double min, double max)
 }
 
 void
+nd_fmt_dur_f(char *s, size_t n, double v, int sign)
+{
+	double a = fabs(v);
+	const char *sg = v < 0 ? "-" : sign && v > 0 ? "+" : "";
+
+	if (a >= 1e9)
+		snprintf(s, n, "%s%.3fs", sg, a / 1e9);
+	else if (a >= 1e6)
+		snprintf(s, n, "%s%.3fms", sg, a / 1e6);
+	else if (a >= 1e3)
+		snprintf(s, n, "%s%.3fus", sg, a / 1e3);
+	else
+		snprintf(s, n, "%s%.0fns", sg, a);
+}
+
+void
 nd_fmt_dur(char *s, size_t n, int64_t v, int sign)
 {
-	const char *sg = sign && v > 0 ? "+" : "";
-
+	/* exact below 1 us; above, the three decimals are far coarser than
+	 * a double's error */
 	if (v < 1000 && v > -1000)
-		snprintf(s, n, "%s%lldns", sg, (long long)v);
-	else if (v < 1000000 && v > -1000000)
-		snprintf(s, n, "%s%.3fus", sg, (double)v / 1e3);
-	else if (v < 1000000000 && v > -1000000000)
-		snprintf(s, n, "%s%.3fms", sg, (double)v / 1e6);
+		snprintf(s, n, "%s%lldns", sign && v > 0 ? "+" : "",
+		    (long long)v);
 	else
-		snprintf(s, n, "%s%.3fs", sg, (double)v / 1e9);
+		nd_fmt_dur_f(s, n, (double)v, sign);
+}
+
+void
+nd_fmt_dur_spaced(nd_buf *b, int64_t ns)
+{
+	int64_t a = ns < 0 ? -ns : ns;
+
+	if (a < 1000)
+		nd_buf_addf(b, "%lld ns", (long long)ns);
+	else if (a < 1000000)
+		nd_buf_addf(b, "%.1f us", (double)ns / 1e3);
+	else if (a < 1000000000)
+		nd_buf_addf(b, "%.3f ms", (double)ns / 1e6);
+	else
+		nd_buf_addf(b, "%.3f s", (double)ns / 1e9);
 }
 
 void

@@ -47,9 +47,15 @@ int64_t nd_cli_int(const char *opt, const char *s, int64_t min, int64_t max);
 int64_t nd_cli_duration(const char *opt, const char *s);
 double nd_cli_double(const char *opt, const char *s, double min, double max);
 
-/* A duration for people: "950ns", "12.500us", "3.250ms", "1.200s" (three
- * decimals above 1 us); with sign, a positive value gets a '+'. */
+/* Durations as text: the one rule, in two styles.  Compact, for tables
+ * and records: "950ns", "12.500us", "3.250ms", "1.200s" (three decimals
+ * above 1 us); with sign, a positive value gets a '+'.  nd_fmt_dur_f is the
+ * same for a figure that may have a fraction (a mean, a per-step delta),
+ * rounded to the ns below 1 us.  Spaced, for prose (the report's
+ * Markdown, HTML and SVG): "950 ns", "12.5 us", "3.250 ms", "1.200 s". */
 void nd_fmt_dur(char *s, size_t n, int64_t ns, int sign);
+void nd_fmt_dur_f(char *s, size_t n, double ns, int sign);
+void nd_fmt_dur_spaced(nd_buf *b, int64_t ns);
 /* Text for people (tables, Markdown, HTML, SVG): s[0..n) appended to b
  * with what a terminal or a browser would act on shown as a visible
  * escape instead: C0 controls (tab and newline too), NUL and DEL as

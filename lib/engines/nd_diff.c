@@ -1136,23 +1136,6 @@ nd_diff_write_verdict(nd_buf *b, const nd_diff *d, const nd_verdict *v,
 /* ---- table ---- */
 
 static void
-fmt_ns(char *out, size_t n, double ns, int sign)
-{
-	double a = fabs(ns);
-	const char *sg = sign ? (ns > 0 ? "+" : ns < 0 ? "-" : "") :
-	    (ns < 0 ? "-" : "");
-
-	if (a >= 1e9)
-		snprintf(out, n, "%s%.3fs", sg, a / 1e9);
-	else if (a >= 1e6)
-		snprintf(out, n, "%s%.3fms", sg, a / 1e6);
-	else if (a >= 1e3)
-		snprintf(out, n, "%s%.3fus", sg, a / 1e3);
-	else
-		snprintf(out, n, "%s%.0fns", sg, a);
-}
-
-static void
 fmt_pct(char *out, size_t n, const nd_delta *x)
 {
 	if (x->has_pct)
@@ -1176,9 +1159,9 @@ table_row(nd_buf *b, const nd_delta *x, const char *label)
 		snprintf(va, sizeof va, "%.0f", x->after);
 		snprintf(vd, sizeof vd, "%+.0f", x->delta);
 	} else {
-		fmt_ns(vb, sizeof vb, x->before, 0);
-		fmt_ns(va, sizeof va, x->after, 0);
-		fmt_ns(vd, sizeof vd, x->delta, 1);
+		nd_fmt_dur_f(vb, sizeof vb, x->before, 0);
+		nd_fmt_dur_f(va, sizeof va, x->after, 0);
+		nd_fmt_dur_f(vd, sizeof vd, x->delta, 1);
 	}
 	fmt_pct(vp, sizeof vp, x);
 	/* the label column is 34 wide: nd_name_short to fit */

@@ -257,21 +257,6 @@ nd_rep_fini(nd_report *r)
 }
 
 
-void
-nd_rep_put_dur(nd_buf *b, int64_t ns)
-{
-	int64_t a = ns < 0 ? -ns : ns;
-
-	if (a < 1000)
-		nd_buf_addf(b, "%lld ns", (long long)ns);
-	else if (a < 1000000)
-		nd_buf_addf(b, "%.1f us", (double)ns / 1e3);
-	else if (a < 1000000000)
-		nd_buf_addf(b, "%.3f ms", (double)ns / 1e6);
-	else
-		nd_buf_addf(b, "%.3f s", (double)ns / 1e9);
-}
-
 size_t
 nd_rep_cut(const nd_report *r, size_t n)
 {

@@ -213,7 +213,7 @@ fdur(nd_report *r, int i, int64_t ns)
 {
 	nd_buf b = { 0 };
 
-	nd_rep_put_dur(&b, ns);
+	nd_fmt_dur_spaced(&b, ns);
 	snprintf(r->durs[i], sizeof r->durs[i], "%.*s", (int)b.len, b.p);
 	nd_buf_free(&b);
 	return r->durs[i];

@@ -361,7 +361,7 @@ bk_bar(nd_buf *b, const nd_breakdown *bd, int64_t total, double x, double y,
 			continue;
 		nd_buf_addf(b, "<g class=\"part\"><title>%s: %.1f %%, ",
 		    bk_name[c], nd_rep_pct(part[c], total));
-		nd_rep_put_dur(b, part[c]);
+		nd_fmt_dur_spaced(b, part[c]);
 		nd_buf_addf(b, "</title><rect x=\"%.2f\" y=\"%.0f\" "
 		    "width=\"%.2f\" height=\"%.0f\" fill=\"", x, y, pw, h);
 		bk_fill(b, c, p);
@@ -399,7 +399,7 @@ bk_legend(nd_buf *b, double x0, double y, double w, const char *p,
 		if (bd != NULL) {
 			nd_buf_addf(&t, " %.1f %% (", nd_rep_pct(part[c],
 			    total));
-			nd_rep_put_dur(&t, part[c]);
+			nd_fmt_dur_spaced(&t, part[c]);
 			nd_buf_adds(&t, ")");
 		}
 		tw = 14 + nd_rep_text_w(t.len, 11) + 8;
@@ -452,7 +452,7 @@ steps_value_labels(nd_report *r, nd_buf *b, size_t m, double bw,
 
 	for (size_t i = 0; i < m; i++) {
 		nd_buf_reset(&t);
-		nd_rep_put_dur(&t, r->cl_dur[i]);
+		nd_fmt_dur_spaced(&t, r->cl_dur[i]);
 		lab[i].w = nd_rep_text_w(t.len, 10);
 		lab[i].x = SV_L + ((double)i + 0.5) * bw - lab[i].w / 2;
 		lab[i].pri = (double)r->cl_dur[i];
@@ -466,7 +466,7 @@ steps_value_labels(nd_report *r, nd_buf *b, size_t m, double bw,
 		nd_buf_addf(b, "<text class=\"value\" x=\"%.2f\" y=\"%.1f\" "
 		    "font-size=\"10\">", lab[i].x, SV_T + SV_H - SV_H *
 		    (double)r->cl_dur[i] / (double)max - 3);
-		nd_rep_put_dur(b, r->cl_dur[i]);
+		nd_fmt_dur_spaced(b, r->cl_dur[i]);
 		nd_buf_adds(b, "</text>\n");
 	}
 	free(lab);
@@ -564,7 +564,7 @@ svg_steps(nd_report *r, nd_buf *b)
 		    SV_L + (double)i * bw, SV_T + SV_H - bh,
 		    bw > 2 ? bw - 1 : bw, bh, isheavy[i] ? "#e15759" :
 		    "#4e79a7", (long long)r->cl_num[i]);
-		nd_rep_put_dur(b, r->cl_dur[i]);
+		nd_fmt_dur_spaced(b, r->cl_dur[i]);
 		nd_buf_addf(b, "%s</title></rect>\n", heavy ? isheavy[i] ?
 		    " (heavy)" : " (light)" : "");
 	}
@@ -709,7 +709,7 @@ svg_regions(nd_report *r, nd_buf *b)
 			nd_buf_adds(b, "<g><title>");
 			svg_textn(b, path.p, path.len);
 			nd_buf_adds(b, ": ");
-			nd_rep_put_dur(b, t->self);
+			nd_fmt_dur_spaced(b, t->self);
 			nd_buf_addf(b, "</title><rect x=\"%.2f\" y=\"%.0f\" "
 			    "width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
 			    "stroke=\"#fff\"/>", x0[id], rowh * (t->depth - 1),
@@ -866,7 +866,7 @@ sum_bar(nd_report *r, nd_buf *b, const struct hhead *bdh)
 	    "summed, over ");
 	nd_buf_adds(b, window_what(r));
 	nd_buf_adds(b, " (");
-	nd_rep_put_dur(b, r->dbd_total);
+	nd_fmt_dur_spaced(b, r->dbd_total);
 	nd_buf_adds(b, ")");
 	if (bdh != NULL) {
 		nd_buf_addf(b, "; per device in <a href=\"#%s\">", bdh->id);
@@ -914,7 +914,7 @@ h_summary(nd_report *r, nd_buf *b, const nd_buf *md, const struct hhead *h,
 		nd_buf_adds(b, ".");
 		if (f->explains_ns > 0) {
 			nd_buf_adds(b, " <span class=\"explains\">Explains ");
-			nd_rep_put_dur(b, f->explains_ns);
+			nd_fmt_dur_spaced(b, f->explains_ns);
 			nd_buf_addf(b, ", %.1f %% of the window.</span>",
 			    f->explains_pct);
 		}

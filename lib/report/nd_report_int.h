@@ -20,6 +20,7 @@
 
 #include "nd_agg.h"
 #include "nd_by.h"
+#include "nd_cli.h"
 #include "nd_gaps.h"
 #include "nd_hash.h"
 #include "nd_json.h"
@@ -392,7 +393,6 @@ const char *nd_rep_name_ofn(const nd_report *r, uint32_t id, size_t *n);
 const char *nd_rep_name_of(const nd_report *r, uint32_t id);
 char *nd_rep_jstrdup(const nd_jval *v);
 double nd_rep_pct(int64_t a, int64_t b);
-void nd_rep_put_dur(nd_buf *b, int64_t ns);
 size_t nd_rep_cut(const nd_report *r, size_t n);
 const char *nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf,
     size_t n);

@@ -165,7 +165,7 @@ md_sources(nd_report *r, nd_buf *b)
 		put_txt(b, s->producer);
 		nd_buf_adds(b, " | ");
 		if (s->has_t)
-			nd_rep_put_dur(b, s->tmax - s->tmin);
+			nd_fmt_dur_spaced(b, s->tmax - s->tmin);
 		else
 			nd_buf_adds(b, "-");
 		nd_buf_adds(b, " | ");
@@ -314,10 +314,10 @@ md_steps(nd_report *r, nd_buf *b)
 	nd_buf_adds(b, "| statistic | all steps | steady |\n|---|---|---|\n");
 	for (int i = 0; i < 7; i++) {
 		nd_buf_addf(b, "| %s | ", names[i]);
-		nd_rep_put_dur(b, va[i]);
+		nd_fmt_dur_spaced(b, va[i]);
 		nd_buf_adds(b, " | ");
 		if (r->steady.count)
-			nd_rep_put_dur(b, vs[i]);
+			nd_fmt_dur_spaced(b, vs[i]);
 		else
 			nd_buf_adds(b, "-");
 		nd_buf_adds(b, " |\n");
@@ -332,9 +332,9 @@ md_steps(nd_report *r, nd_buf *b)
 
 			nd_buf_addf(b, "| %s | %llu | ", k->name,
 			    (unsigned long long)k->st.count);
-			nd_rep_put_dur(b, k->st.median);
+			nd_fmt_dur_spaced(b, k->st.median);
 			nd_buf_adds(b, " | ");
-			nd_rep_put_dur(b, k->st.mean);
+			nd_fmt_dur_spaced(b, k->st.mean);
 			nd_buf_adds(b, " | ");
 			put_pct(b, k->st.total, r->steady.total);
 			nd_buf_addf(b, " | %lld | ", (long long)k->representative);
@@ -354,21 +354,21 @@ md_steps(nd_report *r, nd_buf *b)
 		nd_buf_addf(b, "Ranks: %zu steps compared across ranks "
 		    "(%s clock); largest straggler lag ", r->rank_steps,
 		    r->rank_abs ? "absolute" : "relative");
-		nd_rep_put_dur(b, r->lag_max);
+		nd_fmt_dur_spaced(b, r->lag_max);
 		nd_buf_addf(b, " (rank %lld, step %lld); largest spread of "
 		    "step time ", (long long)r->lag_max_rank,
 		    (long long)r->lag_max_step);
-		nd_rep_put_dur(b, r->spread_max);
+		nd_fmt_dur_spaced(b, r->spread_max);
 		nd_buf_adds(b, ".\n\n| rank | straggler in | largest lag | "
 		    "mean busy |\n|---|---|---|---|\n");
 		for (size_t i = 0; i < r->nranks; i++) {
 			nd_buf_addf(b, "| %lld | %llu | ",
 			    (long long)r->ranks[i].rank,
 			    (unsigned long long)r->ranks[i].straggler);
-			nd_rep_put_dur(b, r->ranks[i].lag_max);
+			nd_fmt_dur_spaced(b, r->ranks[i].lag_max);
 			nd_buf_adds(b, " | ");
 			if (r->ranks[i].busy_n)
-				nd_rep_put_dur(b, r->ranks[i].busy_sum /
+				nd_fmt_dur_spaced(b, r->ranks[i].busy_sum /
 				    (int64_t)r->ranks[i].busy_n);
 			else
 				nd_buf_adds(b, "-");
@@ -385,7 +385,7 @@ md_bd_row(nd_buf *b, const char *label, const nd_breakdown *bd,
 	nd_buf_adds(b, "| ");
 	put_txt(b, label);
 	nd_buf_adds(b, " | ");
-	nd_rep_put_dur(b, tot);
+	nd_fmt_dur_spaced(b, tot);
 	nd_buf_adds(b, " | ");
 	put_pct(b, bd->compute_ns, tot);
 	nd_buf_adds(b, " | ");
@@ -412,7 +412,7 @@ md_breakdown_host(nd_report *r, nd_buf *b)
 	    "windows split into time some host span runs and time nothing "
 	    "runs (trace-steps -s).\n\n| window | step time | host works | "
 	    "nothing runs |\n|---|---|---|---|\n| steady steps | ");
-	nd_rep_put_dur(b, r->bd_total);
+	nd_fmt_dur_spaced(b, r->bd_total);
 	nd_buf_adds(b, " | ");
 	put_pct(b, r->bd.host_ns, r->bd_total);
 	nd_buf_adds(b, " | ");
@@ -462,7 +462,7 @@ md_breakdown(nd_report *r, nd_buf *b)
 	nd_buf_adds(b, "\nDevice idle, all devices: ");
 	put_pct(b, d->host_ns + d->idle_ns, r->dbd_total);
 	nd_buf_adds(b, " (");
-	nd_rep_put_dur(b, d->host_ns + d->idle_ns);
+	nd_fmt_dur_spaced(b, d->host_ns + d->idle_ns);
 	nd_buf_adds(b, "): while the host works ");
 	put_pct(b, d->host_ns, r->dbd_total);
 	nd_buf_adds(b, ", nothing runs ");
@@ -492,16 +492,16 @@ md_trow_table(nd_report *r, nd_buf *b, const char *what,
 		nd_buf_addf(b, "| %zu | ", i + 1);
 		put_namen(b, t[i].key, t[i].keylen);
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)t[i].count);
-		nd_rep_put_dur(b, t[i].self);
+		nd_fmt_dur_spaced(b, t[i].self);
 		nd_buf_adds(b, " | ");
 		put_pct(b, t[i].self, tot);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, t[i].total);
+		nd_fmt_dur_spaced(b, t[i].total);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, t[i].count ?
+		nd_fmt_dur_spaced(b, t[i].count ?
 		    t[i].total / (int64_t)t[i].count : 0);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, t[i].max);
+		nd_fmt_dur_spaced(b, t[i].max);
 		nd_buf_adds(b, " |\n");
 	}
 	more(b, r, n, "rows");
@@ -530,9 +530,9 @@ md_roofline(nd_report *r, nd_buf *b)
 	nd_buf_addf(b, "%llu of %llu spans on %s timelines (",
 	    (unsigned long long)s->flops_spans,
 	    (unsigned long long)s->spans, s->timelines);
-	nd_rep_put_dur(b, s->flops_ns);
+	nd_fmt_dur_spaced(b, s->flops_ns);
 	nd_buf_adds(b, " of ");
-	nd_rep_put_dur(b, s->total_ns);
+	nd_fmt_dur_spaced(b, s->total_ns);
 	nd_buf_adds(b, ") carry flops; ops by time with flops");
 	if (uniform) {
 		nd_buf_addf(b, ", against %g TFLOP/s and %g GB/s (ridge %.1f "
@@ -566,7 +566,7 @@ md_roofline(nd_report *r, nd_buf *b)
 		} else
 			nd_buf_adds(b, "-");
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)x->flops_count);
-		nd_rep_put_dur(b, x->flops_ns);
+		nd_fmt_dur_spaced(b, x->flops_ns);
 		nd_buf_addf(b, " | %.3f | ", f.tflops);
 		if (f.has_bytes)
 			nd_buf_addf(b, "%.1f | %.2f | ", f.gbps, f.intensity);
@@ -596,7 +596,7 @@ md_launch_table(nd_report *r, nd_buf *b, int which, int64_t tot)
 		else
 			nd_buf_adds(b, "(no CPU op)");
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)row[i].ops);
-		nd_rep_put_dur(b, row[i].ns);
+		nd_fmt_dur_spaced(b, row[i].ns);
 		nd_buf_adds(b, " | ");
 		put_pct(b, row[i].ns, tot);
 		nd_buf_adds(b, " |\n");
@@ -617,13 +617,13 @@ md_launch(nd_report *r, nd_buf *b)
 		return;
 	nd_buf_adds(b, "### Device time per launching CPU op\n\n");
 	nd_buf_addf(b, "%llu device ops (", (unsigned long long)s.ops);
-	nd_rep_put_dur(b, s.ns);
+	nd_fmt_dur_spaced(b, s.ns);
 	nd_buf_adds(b, ") matched to their launch call by correlation id, "
 	    "under the innermost CPU op around the launch (ndtrace(7), "
 	    "\"Launching CPU ops\")");
 	if (s.unmatched_ops > 0) {
 		nd_buf_addf(b, "; %llu (", (unsigned long long)s.unmatched_ops);
-		nd_rep_put_dur(b, s.unmatched_ns);
+		nd_fmt_dur_spaced(b, s.unmatched_ns);
 		nd_buf_adds(b, ") whose launch is not in the trace");
 	}
 	if (s.unplaced > 0)
@@ -648,7 +648,7 @@ md_ops(nd_report *r, nd_buf *b)
 	}
 	nd_buf_addf(b, "%s: %llu spans, ", r->fallback ? "All timelines "
 	    "(no device ops)" : "Device ops", (unsigned long long)r->ops_spans);
-	nd_rep_put_dur(b, r->self_total);
+	nd_fmt_dur_spaced(b, r->self_total);
 	nd_buf_adds(b, " exclusive in total.\n\n### Ops\n\n");
 	md_trow_table(r, b, "op", r->ops, r->nops, r->self_total);
 	nd_buf_adds(b, "### Families\n\n");
@@ -676,7 +676,7 @@ md_lines(nd_report *r, nd_buf *b)
 	    "line (a GPU stream, an XPlane line) runs no op while its device "
 	    "may be busy on another (trace-gaps -l timeline), ",
 	    (unsigned long long)r->line_gaps);
-	nd_rep_put_dur(b, r->line_idle);
+	nd_fmt_dur_spaced(b, r->line_idle);
 	nd_buf_addf(b, " in total on %zu of %zu lines. Lines of a device "
 	    "overlap: this is not device idle time.\n\n| # | line | ops | "
 	    "gaps | idle | of the line's span | largest |\n"
@@ -689,11 +689,11 @@ md_lines(nd_report *r, nd_buf *b)
 		    nd_rep_name_of(r, l->label), lab, sizeof lab));
 		nd_buf_addf(b, " | %llu | %llu | ", (unsigned long long)l->ops,
 		    (unsigned long long)l->gaps);
-		nd_rep_put_dur(b, l->idle);
+		nd_fmt_dur_spaced(b, l->idle);
 		nd_buf_adds(b, " | ");
 		put_pct(b, l->idle, l->active);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, l->max);
+		nd_fmt_dur_spaced(b, l->max);
 		nd_buf_adds(b, " |\n");
 	}
 	more(b, r, r->nlines_gap, "lines");
@@ -717,9 +717,9 @@ md_gaps(nd_report *r, nd_buf *b)
 	nd_buf_addf(b, "Device idle: %llu gaps where no op runs on any line "
 	    "of a device (trace-gaps(1), device level), ",
 	    (unsigned long long)r->ngaps);
-	nd_rep_put_dur(b, r->gap_total);
+	nd_fmt_dur_spaced(b, r->gap_total);
 	nd_buf_adds(b, " in total; the largest ");
-	nd_rep_put_dur(b, r->gap_max);
+	nd_fmt_dur_spaced(b, r->gap_max);
 	nd_buf_adds(b, " on ");
 	put_txt(b, nd_rep_src_label(r, r->gap_max_src, nd_rep_name_of(r,
 	    r->gap_max_dev), lab, sizeof lab));
@@ -729,7 +729,7 @@ md_gaps(nd_report *r, nd_buf *b)
 		nd_buf_adds(b, "| ");
 		put_txt(b, nd_rep_name_of(r, r->causes[i].id));
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)r->causes[i].n);
-		nd_rep_put_dur(b, r->causes[i].ns);
+		nd_fmt_dur_spaced(b, r->causes[i].ns);
 		nd_buf_adds(b, " | ");
 		put_pct(b, r->causes[i].ns, r->gap_total);
 		nd_buf_adds(b, " |\n");
@@ -746,9 +746,9 @@ md_gaps(nd_report *r, nd_buf *b)
 		nd_buf_adds(b, " | ");
 		put_nameid(b, r, p->marker);
 		nd_buf_addf(b, " | %llu | ", (unsigned long long)p->n);
-		nd_rep_put_dur(b, p->total);
+		nd_fmt_dur_spaced(b, p->total);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, p->max);
+		nd_fmt_dur_spaced(b, p->max);
 		nd_buf_adds(b, " | ");
 		put_nameid(b, r, p->region);
 		nd_buf_adds(b, " |\n");
@@ -777,9 +777,9 @@ md_regions(nd_report *r, nd_buf *b)
 		put_name(b, r->regs[i].key);
 		nd_buf_addf(b, " | %d | %llu | ", r->regs[i].depth,
 		    (unsigned long long)r->regs[i].count);
-		nd_rep_put_dur(b, r->regs[i].self);
+		nd_fmt_dur_spaced(b, r->regs[i].self);
 		nd_buf_adds(b, " | ");
-		nd_rep_put_dur(b, r->regs[i].excl);
+		nd_fmt_dur_spaced(b, r->regs[i].excl);
 		nd_buf_adds(b, " | ");
 		put_pct(b, r->regs[i].self, r->self_total);
 		nd_buf_adds(b, " |\n");
@@ -898,7 +898,7 @@ md_findings(nd_report *r, nd_buf *b)
 		nd_buf_addf(b, "### %s\n\n", nd_rep_rules[f->rule].id);
 		put_txt(b, f->statement);
 		nd_buf_adds(b, ".\n\n- Explains: ");
-		nd_rep_put_dur(b, f->explains_ns);
+		nd_fmt_dur_spaced(b, f->explains_ns);
 		nd_buf_addf(b, ", %.1f %% %s.\n- Evidence: ", f->explains_pct,
 		    f->rule == R_STRAGGLER ? "of the median step" :
 		    f->rule == R_VARIANCE ? "of steady step time" :
@@ -1044,13 +1044,13 @@ cmp_delta(nd_buf *b, const nd_event *ev, int kd)
 		return;
 	}
 	nd_buf_adds(b, " | ");
-	nd_rep_put_dur(b, bn);
+	nd_fmt_dur_spaced(b, bn);
 	nd_buf_adds(b, " | ");
-	nd_rep_put_dur(b, an);
+	nd_fmt_dur_spaced(b, an);
 	nd_buf_adds(b, " | ");
 	if (dn > 0)
 		nd_buf_addc(b, '+');
-	nd_rep_put_dur(b, dn);
+	nd_fmt_dur_spaced(b, dn);
 	if (hp)
 		nd_buf_addf(b, " | %+.1f %%", pc);
 	else

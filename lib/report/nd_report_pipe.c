@@ -63,7 +63,7 @@ static void
 md_cell_dur(nd_buf *b, int64_t ns)
 {
 	nd_buf_adds(b, " ");
-	nd_rep_put_dur(b, ns);
+	nd_fmt_dur_spaced(b, ns);
 	nd_buf_adds(b, " |");
 }
 
@@ -75,7 +75,7 @@ md_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
 	    "window ", (long long)st->num, r->pipe_nsteps,
 	    r->pipe_nsteps == 1 ? "" : "s", nd_pipe_schedule_name(st->schedule),
 	    st->stages, (long long)st->microbatches);
-	nd_rep_put_dur(b, st->window);
+	nd_fmt_dur_spaced(b, st->window);
 	nd_buf_addf(b, " (clock %s). Bubble **%.1f %%** measured",
 	    nd_pipe_clock_name(st->clock), nd_pipe_pct(st->bubble_frac));
 	if (st->has_ideal)
@@ -88,7 +88,7 @@ md_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
 
 		nd_buf_addf(b, "; slow stage **%d** (rank %lld), F+B+W ",
 		    s->stage, (long long)s->rank);
-		nd_rep_put_dur(b, s->fb_per_mb);
+		nd_fmt_dur_spaced(b, s->fb_per_mb);
 		nd_buf_adds(b, " a micro-batch");
 	}
 	nd_buf_adds(b, ".\n\n");

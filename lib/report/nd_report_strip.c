@@ -198,17 +198,17 @@ strip_lane(nd_report *r, nd_buf *b, const struct sclip *v, size_t n,
 			nd_rep_svg_text(b, nd_intern_str(s->names, v[i].name,
 			    NULL));
 			nd_buf_adds(b, ": ");
-			nd_rep_put_dur(b, v[i].dur);
+			nd_fmt_dur_spaced(b, v[i].dur);
 		} else {
 			nd_buf_addf(b, "%zu %s %s, ", j - i,
 			    sc_name[v[i].cls], v[i].cls == SC_HOST ? "spans" :
 			    "ops");
-			nd_rep_put_dur(b, busy);
+			nd_fmt_dur_spaced(b, busy);
 			nd_buf_adds(b, " busy; longest ");
 			nd_rep_svg_text(b, nd_intern_str(s->names,
 			    v[longest].name, NULL));
 			nd_buf_adds(b, " (");
-			nd_rep_put_dur(b, v[longest].dur);
+			nd_fmt_dur_spaced(b, v[longest].dur);
 			nd_buf_adds(b, ")");
 		}
 		nd_buf_adds(b, "</title></rect>\n");
@@ -335,7 +335,7 @@ strip_gaps(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double top,
 		    "stroke-width=\"0.5\"><title>idle ",
 		    STRIP_X0 + (double)(a - w->ts) * sd->scale, top,
 		    (double)(e - a) * sd->scale, sd->nlanes * STRIP_LANE);
-		nd_rep_put_dur(b, g->dur);
+		nd_fmt_dur_spaced(b, g->dur);
 		nd_buf_addf(b, " at ts_ns %lld; payload ", (long long)g->ts);
 		nd_rep_svg_text(b, nd_intern_str(s->names, g->payload, NULL));
 		nd_buf_adds(b, ", cause ");
@@ -364,7 +364,7 @@ strip_gap_labels(nd_buf *b, const struct sdraw *sd, const struct swin *w,
 		    (double)gv[k].dur / 2) * sd->scale;
 
 		nd_buf_reset(&t);
-		nd_rep_put_dur(&t, gv[k].dur);
+		nd_fmt_dur_spaced(&t, gv[k].dur);
 		snprintf(txt[n], sizeof txt[n], "%.*s", (int)t.len, t.p);
 		lab[n].w = nd_rep_text_w(strlen(txt[n]), 10);
 		lab[n].x = x - lab[n].w / 2;
@@ -407,7 +407,7 @@ strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
 	else
 		nd_buf_addf(b, ": step %lld", (long long)sd->num);
 	nd_buf_addf(b, ", ts_ns %lld, ", (long long)w->ts);
-	nd_rep_put_dur(b, w->dur);
+	nd_fmt_dur_spaced(b, w->dur);
 	nd_buf_addf(b, "</text>\n<rect x=\"%d\" y=\"%.0f\" "
 	    "width=\"%.2f\" height=\"%d\" fill=\"#f4f4f4\"/>\n",
 	    STRIP_X0, top, (double)w->dur * sd->scale,
@@ -497,7 +497,7 @@ strip_caption(nd_report *r, nd_buf *b, const struct sdraw *sd,
 		nd_buf_addf(b, "</svg><figcaption>Timeline of step %lld, the "
 		    "steady step whose time is closest to the steady median (",
 		    (long long)sd->num);
-		nd_rep_put_dur(b, r->steady.median);
+		nd_fmt_dur_spaced(b, r->steady.median);
 		nd_buf_adds(b, "), on each device from its own start of the "
 		    "step");
 	}
@@ -509,9 +509,9 @@ strip_caption(nd_report *r, nd_buf *b, const struct sdraw *sd,
 	if (sd->small > 0) {
 		nd_buf_addf(b, "; %zu gaps narrower than one pixel (",
 		    sd->small);
-		nd_rep_put_dur(b, (int64_t)(sd->px_ns + 0.5));
+		nd_fmt_dur_spaced(b, (int64_t)(sd->px_ns + 0.5));
 		nd_buf_adds(b, "), ");
-		nd_rep_put_dur(b, sd->small_ns);
+		nd_fmt_dur_spaced(b, sd->small_ns);
 		nd_buf_adds(b, " in all, not drawn");
 	}
 	nd_buf_adds(b, ".");

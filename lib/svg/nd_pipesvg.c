@@ -77,14 +77,14 @@ ps_title(struct psc *c)
 		nd_buf_addf(b, " (ideal %.1f %%)", nd_pipe_pct(st->ideal_bubble_frac));
 	nd_buf_adds(b, "</text>\n<text class=\"subtitle\" x=\"4\" y=\"32\" "
 	    "font-size=\"11\">window ");
-	nd_rep_put_dur(b, st->window);
+	nd_fmt_dur_spaced(b, st->window);
 	nd_buf_addf(b, ", clock %s", nd_pipe_clock_name(st->clock));
 	if (st->slow >= 0 && (size_t)st->slow < st->nranks) {
 		const nd_pipe_rank *s = &st->ranks[st->slow];
 
 		nd_buf_addf(b, "; slow stage %d (rank %lld): F+B+W ", s->stage,
 		    (long long)s->rank);
-		nd_rep_put_dur(b, s->fb_per_mb);
+		nd_fmt_dur_spaced(b, s->fb_per_mb);
 		nd_buf_adds(b, " a micro-batch");
 	}
 	nd_buf_adds(b, "</text>\n");
@@ -138,9 +138,9 @@ ps_block_title(nd_buf *b, const nd_pipe_block *k)
 {
 	nd_buf_addf(b, "<title>%s%lld: at ", nd_pipe_phase_name(k->phase),
 	    (long long)k->mb);
-	nd_rep_put_dur(b, k->at);
+	nd_fmt_dur_spaced(b, k->at);
 	nd_buf_adds(b, ", ");
-	nd_rep_put_dur(b, k->dur);
+	nd_fmt_dur_spaced(b, k->dur);
 	nd_buf_adds(b, ", ");
 	nd_rep_svg_text(b, k->name != NULL ? k->name : "?");
 	nd_buf_adds(b, "</title>");
@@ -196,7 +196,7 @@ ps_idle_p2p(struct psc *c, const nd_pipe_rank *rk, double y)
 		    "width=\"%.2f\" height=\"%.0f\" fill=\"url(#nd-%s-idle)\">"
 		    "<title>idle ", ps_x(c, v->lo), y,
 		    (double)(v->hi - v->lo) * c->scale, PS_BH, c->pre);
-		nd_rep_put_dur(b, v->hi - v->lo);
+		nd_fmt_dur_spaced(b, v->hi - v->lo);
 		nd_buf_adds(b, "</title></rect>\n");
 	}
 	for (size_t i = 0; i < np; i++) {
@@ -206,7 +206,7 @@ ps_idle_p2p(struct psc *c, const nd_pipe_rank *rk, double y)
 		nd_buf_addf(b, "<rect class=\"p2p\" x=\"%.2f\" y=\"%.0f\" "
 		    "width=\"%.2f\" height=\"3\" fill=\"" PS_P2P "\"><title>"
 		    "P2P ", ps_x(c, v->lo), y + PS_BH + 2, w < 0.5 ? 0.5 : w);
-		nd_rep_put_dur(b, v->hi - v->lo);
+		nd_fmt_dur_spaced(b, v->hi - v->lo);
 		nd_buf_adds(b, "</title></rect>\n");
 	}
 	return (rk->nidle - ni) + (rk->np2p - np);

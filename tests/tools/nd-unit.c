@@ -11,6 +11,7 @@
  *   nd-unit escape              nd_json_put_str of stdin bytes
  *   nd-unit name WIDTH          nd_name_short of each line of stdin
  *   nd-unit duration ARG...     nd_parse_duration
+ *   nd-unit durtext NS...       nd_fmt_dur, nd_fmt_dur_f, nd_fmt_dur_spaced
  *   nd-unit fixed SCALE NUM...  nd_json_fixed
  *   nd-unit double NUM...       nd_json_put_double(strtod(NUM))
  *   nd-unit intern WORD...      nd_intern ids
@@ -490,6 +491,22 @@ main(int argc, char **argv)
 				printf("%lld\n", (long long)v);
 			else
 				printf("invalid\n");
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "durtext") == 0) {
+		/* the one duration-text rule in its three entry points */
+		for (int i = 2; i < argc; i++) {
+			long long v = atoll(argv[i]);
+			char a[64], b[64], c[64];
+			nd_buf sp = { 0 };
+
+			nd_fmt_dur(a, sizeof a, v, 1);
+			nd_fmt_dur_f(b, sizeof b, (double)v, 1);
+			nd_fmt_dur_f(c, sizeof c, v + 0.25, 0);
+			nd_fmt_dur_spaced(&sp, v);
+			printf("%s %s %s %s\n", a, b, c, sp.p);
+			nd_buf_free(&sp);
 		}
 		return 0;
 	}
