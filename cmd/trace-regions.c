@@ -9,6 +9,7 @@
 #include "nd_out.h"
 #include "nd_prov.h"
 #include "nd_regions.h"
+#include "nd_run.h"
 #include "nd_util.h"
 
 #include <string.h>
@@ -104,7 +105,8 @@ main(int argc, char **argv)
 	};
 	struct args a;
 	nd_regions *r;
-	nd_out *o;
+	nd_engine e, *ep = &e;
+	nd_run_mode mode = { 0 };
 	int c;
 
 	nd_init(argv[0]);
@@ -123,18 +125,11 @@ main(int argc, char **argv)
 		    "and --unordered from the partial results; do not give "
 		    "them again");
 	r = nd_regions_new(&a.ro);
-	if (a.pa.merge)
-		nd_regions_merge(r, argv, argc);
-	else {
-		nd_scan_cb cb = nd_regions_scan_cb(r);
-		nd_scan_res res;
-
-		nd_scan_paths(argv, argc, &a.pa.so, &cb, &res);
-		nd_regions_scanned(r, &a.pa.so, &res);
-	}
-	o = nd_out_open(a.out);
-	nd_regions_write(r, o);
-	nd_out_close(o);
+	e = nd_regions_engine(r, &a.pa.so, a.pa.merge);
+	mode.merge = a.pa.merge;
+	mode.once = a.pa.so.unordered;
+	mode.out = a.out;
+	nd_run(&ep, 1, argv, argc, &mode, NULL);
 	nd_regions_free(r);
 	return ND_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "nd_cli.h"
 #include "nd_out.h"
 #include "nd_prov.h"
+#include "nd_run.h"
 #include "nd_top.h"
 #include "nd_util.h"
 
@@ -110,7 +111,8 @@ main(int argc, char **argv)
 	};
 	struct args a;
 	nd_top *t;
-	nd_out *o;
+	nd_engine e, *ep = &e;
+	nd_run_mode mode = { 0 };
 	int c;
 
 	nd_init(argv[0]);
@@ -131,21 +133,14 @@ main(int argc, char **argv)
 	t = nd_top_new(a.sort, a.wall);
 	if (a.by != NULL)
 		nd_top_by(t, a.by);
-	if (a.pa.merge)
-		nd_top_merge(t, argv, argc);
-	else {
-		nd_scan_cb cb = nd_top_scan_cb(t);
-		nd_scan_res res;
-
-		nd_scan_paths(argv, argc, &a.pa.so, &cb, &res);
-		/* A --by key no span has is a typo; not for the default key,
-		 * nor for a partial (another part may have the key). */
-		nd_top_scanned(t, &a.pa.so, &res, a.by != NULL &&
-		    a.fmt != ND_TOP_PARTIAL);
-	}
-	o = nd_out_open(a.out);
-	nd_top_write(t, o, a.fmt, a.k);
-	nd_out_close(o);
+	/* A --by key no span has is a typo; not for the default key, nor
+	 * for a partial (another part may have the key). */
+	e = nd_top_engine(t, &a.pa.so, a.pa.merge, a.fmt, a.k,
+	    a.by != NULL && a.fmt != ND_TOP_PARTIAL);
+	mode.merge = a.pa.merge;
+	mode.once = a.pa.so.unordered;
+	mode.out = a.out;
+	nd_run(&ep, 1, argv, argc, &mode, NULL);
 	nd_top_free(t);
 	return ND_EXIT_OK;
 }

@@ -28,7 +28,7 @@
 #include "nd_hist.h"
 #include "nd_json.h"
 #include "nd_nest.h"
-#include "nd_scan.h"	/* nd_scan_paths() fills these tables */
+#include "nd_scan.h"	/* nd_scan feeds these tables */
 #include "nd_stream.h"
 #include "nd_util.h"
 

@@ -48,6 +48,9 @@ struct nd_regions {
 	nd_prov prov;
 	nd_rtree *tree;
 	int64_t total;
+	/* as an engine (nd_regions_engine) */
+	nd_scan *sc;
+	nd_scan_opts so;
 };
 
 nd_regions *
@@ -345,20 +348,6 @@ scan_reset(void *ctx)
 	nd_agg_reset(((nd_regions *)ctx)->agg);
 }
 
-nd_scan_cb
-nd_regions_scan_cb(nd_regions *r)
-{
-	nd_scan_cb cb = { r, scan_record, scan_done, scan_reset };
-
-	return cb;
-}
-
-void
-nd_regions_scanned(nd_regions *r, const nd_scan_opts *so,
-    const nd_scan_res *res)
-{
-	nd_prov_scanned(&r->prov, so, res);
-}
 
 /* ---- merge ---- */
 
@@ -419,20 +408,6 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		nd_prov_header(&r->prov, st, ev);
 	else
 		merge_group(r, st, ev);
-}
-
-void
-nd_regions_merge(nd_regions *r, char **paths, int n)
-{
-	static const char *const body[] = { "region_group" };
-
-	r->merge = 1;
-	/* partial results keep every key: any view can be made of them */
-	if (r->o.fmt == ND_REG_PARTIAL)
-		r->o.by_device = r->o.ops = 1;
-	/* every input holds a partial (nd_partial_read) */
-	nd_partial_read(paths, n, "region_partial", body, 1, merge_record, r);
-	nd_prov_merged(&r->prov);
 }
 
 /* ---- the views ---- */
@@ -1019,4 +994,74 @@ nd_regions_write(nd_regions *r, nd_out *o)
 		nd_out_commit(o);
 	}
 	free(roots);
+}
+
+/* ---- the engine (nd_engine.h) ---- */
+
+static const char *const partial_body[] = { "region_group" };
+
+static void
+eng_record(void *self, const nd_event *ev, const nd_source_info *si)
+{
+	(void)nd_scan_feed(((nd_regions *)self)->sc, ev, si);
+}
+
+static int
+eng_end_input(void *self)
+{
+	return nd_scan_end_input(((nd_regions *)self)->sc);
+}
+
+static void
+eng_restart(void *self)
+{
+	nd_scan_restart(((nd_regions *)self)->sc);
+}
+
+static void
+eng_load(void *self, nd_stream *st, const nd_event *ev)
+{
+	merge_record(self, st, ev);
+}
+
+static void
+eng_finish(void *self, const nd_run_res *rr)
+{
+	nd_regions *r = self;
+	nd_scan_res res;
+
+	if (rr->merged) {
+		nd_prov_merged(&r->prov);
+		return;
+	}
+	nd_scan_result(r->sc, rr, &res);
+	nd_prov_scanned(&r->prov, &r->so, &res);
+}
+
+static void
+eng_write(void *self, nd_out *o)
+{
+	nd_regions_write(self, o);
+}
+
+nd_engine
+nd_regions_engine(nd_regions *r, const nd_scan_opts *opts, int merge)
+{
+	nd_engine e = { "regions", r, "region_partial", partial_body, 1,
+	    eng_record, NULL, eng_end_input, eng_restart, eng_load,
+	    eng_finish, eng_write };
+
+	if (merge) {
+		r->merge = 1;
+		/* partial results keep every key: any view can be made of
+		 * them */
+		if (r->o.fmt == ND_REG_PARTIAL)
+			r->o.by_device = r->o.ops = 1;
+	} else {
+		nd_scan_cb cb = { r, scan_record, scan_done, scan_reset };
+
+		r->so = *opts;
+		r->sc = nd_scan_new(&r->so, &cb);
+	}
+	return e;
 }

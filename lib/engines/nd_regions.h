@@ -3,11 +3,11 @@
  * split on '/' into a tree, with inclusive and exclusive time; the views of
  * it (--depth, --min-share, --prune, --ops, --by-device); NDJSON region
  * records, an indented tree, folded stacks; and partial results that
- * nd_regions_merge reads back.
+ * a merge reads back.
  *
  * Push interface: feed the selected records of a scan and their exclusive
- * time (the callbacks of nd_regions_scan_cb, for nd_scan) or partial
- * results (nd_regions_merge); then nd_regions_write.
+ * time (nd_regions_engine, driven by nd_run) or partial results (the
+ * same engine with merge); then nd_regions_write.
  *
  * The scope tree (nd_rtree) is also usable alone: a caller adds the ops'
  * figures at their scope (nd_rtree_scope), sums (nd_rtree_sum) and reads
@@ -87,10 +87,11 @@ nd_regions *nd_regions_new(const nd_regions_opts *o);
 void nd_regions_free(nd_regions *r);
 /* The record interface for nd_scan (a selected record, its exclusive
  * time, forget everything). */
-nd_scan_cb nd_regions_scan_cb(nd_regions *r);
-void nd_regions_scanned(nd_regions *r, const nd_scan_opts *so,
-    const nd_scan_res *res);
-void nd_regions_merge(nd_regions *r, char **paths, int n);
+/* r as an engine for nd_run (nd_engine.h): exclusive time through nd_scan
+ * with opts (copied) from a reading, or partial results with merge; the
+ * answer is nd_regions_write's. */
+nd_engine nd_regions_engine(nd_regions *r, const nd_scan_opts *opts,
+    int merge);
 /* Write in o->fmt on o (not closed). */
 void nd_regions_write(nd_regions *r, nd_out *o);
 

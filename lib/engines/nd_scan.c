@@ -1,5 +1,4 @@
 #include "nd_scan.h"
-#include "nd_drive.h"
 #include "nd_hash.h"
 #include "nd_util.h"
 
@@ -253,41 +252,24 @@ nd_scan_again(const nd_scan *s)
 	return s->nlate > s->nlate0;
 }
 
-/* ---- nd_scan_paths(): the engine read by nd_drive ---- */
+/* ---- for the engines built on nd_scan (nd_engine.h) ---- */
 
-static void
-drive_record(void *ctx, const nd_event *ev, const nd_source_info *si)
-{
-	(void)nd_scan_feed(ctx, ev, si);
-}
-
-static int
-drive_end(void *ctx)
+int
+nd_scan_end_input(nd_scan *sc)
 {
 	nd_scan_res res;
 
-	if (!nd_scan_again(ctx))
-		return ND_DRIVE_OK;
+	if (!nd_scan_again(sc))
+		return ND_ENGINE_OK;
 	/* the figures of this reading (held_max, reordered) stay */
-	nd_scan_finish(ctx, &res);
-	nd_scan_restart(ctx);
-	return ND_DRIVE_AGAIN;
+	nd_scan_finish(sc, &res);
+	return ND_ENGINE_AGAIN;
 }
 
 void
-nd_scan_paths(char **paths, int npaths, const nd_scan_opts *opts,
-    const nd_scan_cb *cb, nd_scan_res *res)
+nd_scan_result(nd_scan *sc, const nd_run_res *rr, nd_scan_res *res)
 {
-	nd_scan *s = nd_scan_new(opts, cb);
-	nd_drive_opts dopts;
-	nd_drive_cb dcb = { s, drive_record, drive_end };
-	nd_drive_res dres;
-
-	memset(&dopts, 0, sizeof dopts);
-	dopts.once = opts->unordered;
-	nd_drive(paths, npaths, &dopts, &dcb, &dres);
-	nd_scan_finish(s, res);
-	res->sources = dres.sources;
-	res->passes = dres.passes;
-	nd_scan_free(s);
+	nd_scan_finish(sc, res);
+	res->sources = rr->sources;
+	res->passes = rr->passes;
 }

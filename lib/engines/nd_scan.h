@@ -24,8 +24,8 @@
  *   calls nd_scan_restart and feeds the input again: those timelines are
  *   then buffered from their first span, which is exact.  opts.unordered buffers every timeline from the
  *   start instead (exact on any order in one reading, memory proportional
- *   to the spans).  nd_drive (nd_drive.h) is the reading loop that does
- *   this for a file, stdin redirected from one, or a pipe.
+ *   to the spans).  nd_run (nd_run.h) is the driver that does this for
+ *   a file, stdin redirected from one, or a pipe.
  *
  * Usage: nd_scan_new, nd_scan_feed for every record, nd_scan_end_source
  * at the end of each source (a change of ev->source also ends one),
@@ -34,6 +34,7 @@
 #ifndef ND_SCAN_H
 #define ND_SCAN_H
 
+#include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_nest.h"
 #include "nd_stream.h"
@@ -98,10 +99,12 @@ int nd_scan_again(const nd_scan *sc);
  * (cb.reset) and buffer every timeline found late so far. */
 void nd_scan_restart(nd_scan *sc);
 
-/* Read paths (nd_drive) into a new engine: the whole answer of a program
- * that only aggregates. */
-void nd_scan_paths(char **paths, int npaths, const nd_scan_opts *opts,
-    const nd_scan_cb *cb, nd_scan_res *res);
+/* For an engine built on nd_scan, as nd_run drives it: at the end of the
+ * input, ND_ENGINE_AGAIN (this reading finished) when nd_scan_again, else
+ * ND_ENGINE_OK; before a second reading, nd_scan_restart; at the end, the
+ * figures of the last reading and of the driver's (sources, passes). */
+int nd_scan_end_input(nd_scan *sc);
+void nd_scan_result(nd_scan *sc, const nd_run_res *rr, nd_scan_res *res);
 
 /* "device", "host", "all" -> ND_TL_*; -1 if none. */
 int nd_scan_timelines(const char *s);

@@ -42,6 +42,10 @@ struct nd_top {
 	nd_prov prov;
 	/* merge: every header had "wall" */
 	int headers_wall;
+	/* as an engine (nd_top_engine) */
+	nd_scan *sc;
+	nd_scan_opts so;
+	int fmt, k, check_by;
 };
 
 static void
@@ -90,6 +94,7 @@ nd_top_free(nd_top *t)
 		for (size_t i = 0; i < sizeof per_dev / sizeof *per_dev; i++)
 			free(per_dev[i]);
 	}
+	nd_scan_free(t->sc);
 	nd_prov_free(&t->prov);
 	nd_intern_free(t->devs);
 	nd_agg_free(t->agg);
@@ -342,18 +347,9 @@ scan_reset(void *ctx)
 		nd_union_free(&t->un[i]);
 }
 
-nd_scan_cb
-nd_top_scan_cb(nd_top *t)
-{
-	nd_scan_cb cb = { t, scan_record, scan_done, scan_reset };
-
-	if (t->nby == 0)
-		parse_by(t, "name");
-	return cb;
-}
-
-void
-nd_top_scanned(nd_top *t, const nd_scan_opts *so, const nd_scan_res *res,
+/* After the scan: the record type, timelines and rule aggregated. */
+static void
+scanned(nd_top *t, const nd_scan_opts *so, const nd_scan_res *res,
     int check_by)
 {
 	if (check_by)
@@ -535,22 +531,6 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		merge_group(t, st, ev);
 	else
 		merge_busy(t, st, ev);
-}
-
-void
-nd_top_merge(nd_top *t, char **paths, int n)
-{
-	static const char *const body[] = { "top_group", "top_busy" };
-
-	t->merge = 1;
-	t->headers_wall = 1;
-	/* every input holds a partial (nd_partial_read) */
-	nd_partial_read(paths, n, "top_partial", body,
-	    sizeof body / sizeof *body, merge_record, t);
-	if (t->wall && !t->headers_wall)
-		nd_die(ND_EXIT_ERROR, "--merge --wall needs partial results "
-		    "made with --wall");
-	nd_prov_merged(&t->prov);
 }
 
 static int64_t
@@ -980,4 +960,86 @@ nd_top_write(nd_top *t, nd_out *o, int fmt, int k)
 	nd_hist_free(&other.hist);
 	nd_agg_ex_free(&other.ex);
 	free(ids);
+}
+
+/* ---- the engine (nd_engine.h) ---- */
+
+static const char *const partial_body[] = { "top_group", "top_busy" };
+
+static void
+eng_record(void *self, const nd_event *ev, const nd_source_info *si)
+{
+	nd_top *t = self;
+
+	(void)nd_scan_feed(t->sc, ev, si);
+}
+
+static int
+eng_end_input(void *self)
+{
+	return nd_scan_end_input(((nd_top *)self)->sc);
+}
+
+static void
+eng_restart(void *self)
+{
+	nd_top *t = self;
+
+	nd_scan_restart(t->sc);
+}
+
+static void
+eng_load(void *self, nd_stream *st, const nd_event *ev)
+{
+	merge_record(self, st, ev);
+}
+
+static void
+eng_finish(void *self, const nd_run_res *rr)
+{
+	nd_top *t = self;
+	nd_scan_res res;
+
+	if (rr->merged) {
+		if (t->wall && !t->headers_wall)
+			nd_die(ND_EXIT_ERROR, "--merge --wall needs partial "
+			    "results made with --wall");
+		nd_prov_merged(&t->prov);
+		return;
+	}
+	nd_scan_result(t->sc, rr, &res);
+	scanned(t, &t->so, &res, t->check_by);
+}
+
+static void
+eng_write(void *self, nd_out *o)
+{
+	nd_top *t = self;
+
+	nd_top_write(t, o, t->fmt, t->k);
+}
+
+nd_engine
+nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
+    int k, int check_by)
+{
+	nd_engine e = { "top", t, "top_partial", partial_body,
+	    sizeof partial_body / sizeof *partial_body, eng_record, NULL,
+	    eng_end_input, eng_restart, eng_load, eng_finish, eng_write };
+
+	t->fmt = fmt;
+	t->k = k;
+	t->check_by = check_by;
+	if (merge) {
+		t->merge = 1;
+		t->headers_wall = 1;
+	} else {
+		nd_scan_cb cb = { t, scan_record, scan_done, scan_reset };
+
+		if (t->nby == 0)
+			parse_by(t, "name");
+		t->so = *opts;
+		t->sc = nd_scan_new(&t->so, &cb);
+	}
+	return e;
 }

@@ -2,12 +2,12 @@
  * nd_top: the top-k engine -- group records by --by keys, with count,
  * total and exclusive time, duration histogram, overrun count and one
  * example each; rank the groups; write them as NDJSON rows, an aligned
- * table, CSV, or partial results that nd_top_merge reads back.
+ * table, CSV, or partial results that a merge reads back.
  *
  * Push interface: feed the selected records of a scan and their exclusive
- * time (the callbacks of nd_top_scan_cb, for nd_scan), or whole rows
+ * time (nd_top_engine, driven by nd_run), or whole rows
  * (nd_top_add_row: a caller that rolls up groups of its own), or partial
- * results (nd_top_merge); then nd_top_rank and nd_top_write.
+ * results (the same engine with merge); then nd_top_rank and nd_top_write.
  *
  * The order of rows (nd_top_rank): the chosen figure (--sort: self, total,
  * count, mean or max; all descending), then exclusive time, total time and
@@ -24,6 +24,7 @@
 #define ND_TOP_H
 
 #include "nd_agg.h"
+#include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_out.h"
 #include "nd_scan.h"
@@ -46,13 +47,13 @@ int nd_top_sort_of(const char *s);
  * that is an output key of top rows. */
 void nd_top_by(nd_top *t, const char *spec);
 
-/* The record interface for nd_scan (a selected record, its exclusive
- * time, forget everything); group by name unless nd_top_by was called. */
-nd_scan_cb nd_top_scan_cb(nd_top *t);
-/* After the scan: the record type, timelines and rule aggregated.
- * check_by: die when a --by key had no value on any record. */
-void nd_top_scanned(nd_top *t, const nd_scan_opts *so,
-    const nd_scan_res *res, int check_by);
+/* t as an engine for nd_run (nd_engine.h): exclusive time through nd_scan
+ * with opts (copied) from a reading, or partial results with merge; the
+ * answer is the first k rows in fmt (nd_top_write).  check_by: die when a
+ * --by key had no value on any record.  Groups by name unless nd_top_by
+ * was called. */
+nd_engine nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge,
+    int fmt, int k, int check_by);
 
 /* Add row r (figures, histogram, example) to the group with key bytes
  * key[0..n) (one nd_aggkey field per --by key). */
@@ -63,9 +64,6 @@ void nd_top_add_row(nd_top *t, const char *key, size_t n,
  * are left out (merging them was most of the cost of a roll-up). */
 void nd_top_add_figures(nd_top *t, const char *key, size_t n,
     const nd_agg_row *r);
-
-/* Read partial results (nd_partial_read of paths; stdin when n == 0). */
-void nd_top_merge(nd_top *t, char **paths, int n);
 
 /* The order of rows above, for a caller that ranks rows of its own: <0
  * when x comes first; key: the group key bytes (nd_agg.h encoding). */

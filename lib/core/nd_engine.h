@@ -1,0 +1,64 @@
+/*
+ * nd_engine: the contract between an analysis engine and the driver that
+ * feeds it (nd_run), so that a program is its options plus one nd_run over
+ * its engines, and the reading, the order policy, source boundaries,
+ * partial framing and errors live in the driver only.
+ *
+ * The driver calls, in this order:
+ *   record      every record of the stream, in stream order, with its
+ *               source; from a reading of the input (not with --merge);
+ *   end_source  when the source of the records changes, and after the last
+ *               record (may be NULL);
+ *   end_input   when the input ends: ND_ENGINE_OK, or ND_ENGINE_AGAIN when
+ *               records came too late to be answered exactly (the engine has
+ *               noted which timelines; see nd_drive.h);
+ *   restart     when some engine asked for another reading: forget every
+ *               figure, keep what was learnt about the order; the input is
+ *               then read again from its start;
+ *   load        with --merge, instead of record: each record of a partial
+ *               result after its header (nd_partial_read has checked the
+ *               framing);
+ *   finish      once, after the last reading or merge;
+ *   write       the answer, or the partial result when the engine was made
+ *               for --partial, to the output.
+ * Every callback gets the engine's own state (self).
+ */
+#ifndef ND_ENGINE_H
+#define ND_ENGINE_H
+
+#include "nd_event.h"
+#include "nd_out.h"
+#include "nd_stream.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { ND_ENGINE_OK = 0, ND_ENGINE_AGAIN = 1 };
+
+/* What the driver learnt of its input, for finish. */
+typedef struct nd_run_res {
+	int passes;		/* 1, or 2 when the input was read again */
+	uint32_t sources;	/* sources of the last reading */
+	uint64_t spooled;	/* bytes of stdin spooled for a second reading */
+	int merged;		/* the inputs were partial results */
+} nd_run_res;
+
+typedef struct nd_engine {
+	const char *name;
+	void *self;
+	/* the type of the header record of its partial results, for
+	 * --merge ("top_partial"); NULL: the engine cannot merge */
+	const char *partial_type;
+	const char *const *partial_body;	/* its record types */
+	size_t npartial_body;
+	void (*record)(void *self, const nd_event *ev,
+	    const nd_source_info *si);
+	void (*end_source)(void *self);
+	int (*end_input)(void *self);
+	void (*restart)(void *self);
+	void (*load)(void *self, nd_stream *st, const nd_event *ev);
+	void (*finish)(void *self, const nd_run_res *res);
+	void (*write)(void *self, nd_out *o);
+} nd_engine;
+
+#endif

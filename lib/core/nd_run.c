@@ -1,0 +1,105 @@
+#include "nd_run.h"
+
+#include "nd_drive.h"
+#include "nd_partial.h"
+#include "nd_util.h"
+
+#include <string.h>
+
+struct run {
+	nd_engine *const *e;
+	size_t n;
+	int in_source;		/* a record of cur was seen */
+	uint32_t cur;
+};
+
+static void
+end_source(struct run *r)
+{
+	if (!r->in_source)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i]->end_source != NULL)
+			r->e[i]->end_source(r->e[i]->self);
+	r->in_source = 0;
+}
+
+static void
+record(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	struct run *r = ctx;
+
+	if (r->in_source && ev->source != r->cur)
+		end_source(r);
+	r->in_source = 1;
+	r->cur = ev->source;
+	for (size_t i = 0; i < r->n; i++)
+		r->e[i]->record(r->e[i]->self, ev, si);
+}
+
+/* The input ended: read it again when any engine asks (every engine
+ * restarts, so their answers come from the same reading). */
+static int
+end_input(void *ctx)
+{
+	struct run *r = ctx;
+	int again = 0;
+
+	end_source(r);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i]->end_input != NULL &&
+		    r->e[i]->end_input(r->e[i]->self) == ND_ENGINE_AGAIN)
+			again = 1;
+	if (!again)
+		return ND_DRIVE_OK;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i]->restart != NULL)
+			r->e[i]->restart(r->e[i]->self);
+	return ND_DRIVE_AGAIN;
+}
+
+static void
+load(void *ctx, nd_stream *st, const nd_event *ev)
+{
+	nd_engine *e = ctx;
+
+	e->load(e->self, st, ev);
+}
+
+void
+nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
+    const nd_run_mode *mode, nd_run_res *resp)
+{
+	nd_run_res res;
+	nd_out *o;
+
+	memset(&res, 0, sizeof res);
+	if (mode->merge) {
+		if (n != 1 || e[0]->partial_type == NULL)
+			nd_die(ND_EXIT_ERROR, "internal error: --merge needs "
+			    "one engine that merges");
+		nd_partial_read(paths, npaths, e[0]->partial_type,
+		    e[0]->partial_body, e[0]->npartial_body, load, e[0]);
+		res.merged = 1;
+	} else {
+		struct run r = { e, n, 0, 0 };
+		nd_drive_opts dopts = { mode->once, mode->threads };
+		nd_drive_cb cb = { &r, record, end_input };
+		nd_drive_res dres;
+
+		nd_drive(paths, npaths, &dopts, &cb, &dres);
+		res.passes = dres.passes;
+		res.sources = dres.sources;
+		res.spooled = dres.spooled;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (e[i]->finish != NULL)
+			e[i]->finish(e[i]->self, &res);
+	o = nd_out_open(mode->out);
+	for (size_t i = 0; i < n; i++)
+		if (e[i]->write != NULL)
+			e[i]->write(e[i]->self, o);
+	nd_out_close(o);
+	if (resp != NULL)
+		*resp = res;
+}
