@@ -223,3 +223,18 @@ print("ok", len(cells))
 		refute_line --regexp '^(overlap|badlink|empty) '
 	done
 }
+
+@test "--html in headless Chromium: a column sorts by value both ways, a table filters, the timeline zooms and resets" {
+	[ -z "${ND_ASAN:-}" ] || skip "browser test runs in the normal build only"
+	need_fixtures
+	chromium_setup
+	"$PY" "$CHECK" probe-ui "$D/tpu.html" "$D/tpu_u.html"
+	timeout 60 "$CHROME" $CHROME_FLAGS --dump-dom "file://$D/tpu_u.html" \
+	    > "$D/tpu_u.dom" 2>/dev/null || true
+	# html_check.py reads the durations itself and judges the order, the
+	# rows the filter keeps and the viewBox after two wheel steps
+	run "$PY" "$CHECK" ui "$D/tpu_u.dom"
+	assert_success
+	assert_line "ui ok all steps 7 rows"
+	assert_line "ok 9 checks"
+}

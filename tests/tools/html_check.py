@@ -6,6 +6,8 @@ usage: html_check.py summary PAGE REPORT.json
        html_check.py svg PAGE
        html_check.py hostlane PAGE STREAM.ndjson
        html_check.py probe PAGE OUT     (OUT: PAGE with tests/tools/html_probe.js)
+       html_check.py probe-ui PAGE OUT  (OUT: PAGE with tests/tools/html_ui.js)
+       html_check.py ui DOM             (what html_ui.js saw the page do)
 
 Each prints "ok N checks" or fails with a message (exit 1).
   summary   the summary section comes first (after the title, before the
@@ -264,12 +266,57 @@ def hostlane(page, stream):
           "the window %d, %s" % (lo, human(hi - lo)))
 
 
-def probe(page, out):
-    js = open(__file__.rsplit("/", 1)[0] + "/html_probe.js").read()
+def probe(page, out, name="html_probe.js"):
+    js = open(__file__.rsplit("/", 1)[0] + "/" + name).read()
     s = open(page, encoding="utf-8").read()
-    check("<script" not in s, "the page has no script of its own")
+    check(s.count("<script") == 1 and '<script id="nd-ui">' in s,
+          "the page's one script is its own (nd-ui), inline")
+    check(not re.search(r'(src|href)="(https?:)?//', s),
+          "the page fetches nothing")
     open(out, "w", encoding="utf-8").write(
         s.replace("</body>", "<script>" + js + "</script></body>"))
+
+
+def dur(t):
+    """A duration cell of the report ("12.5 us") in ns, read here."""
+    v, u = t.split()
+    return float(v) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[u]
+
+
+def ui(dom):
+    """Judge what html_ui.js saw the page do."""
+    s = open(dom, encoding="utf-8").read()
+    s = s[s.rindex('<pre id="nd-ui-test">') + len('<pre id="nd-ui-test">'):]
+    s = html.unescape(s[:s.index("</pre>")])
+    f = {}
+    for line in s.split("\n"):
+        k, _, v = line.partition("\t" if "\t" in line else " ")
+        f.setdefault(k, []).append(v)
+    before = f["before"][0].split("\t")
+    first = f["first"][0].split("\t")
+    second = f["second"][0].split("\t")
+    check(sorted(first) == sorted(before), "sorting keeps the rows")
+    check([dur(x) for x in first] == sorted((dur(x) for x in before),
+                                            reverse=True),
+          "first click: largest first: %s" % first)
+    check([dur(x) for x in second] == sorted(dur(x) for x in before),
+          "second click: smallest first: %s" % second)
+    check(f["aria"] == ["descending", "ascending"], "aria-sort %s" % f["aria"])
+    check(f["filter-box"] == ["nd-filter"], "a filter box above the table")
+    q = f["query"][0].lower()
+    want = [r for r in f["rows"][0].split("\t") if q in r.lower()]
+    shown = f["shown"][0].split("\t")
+    check(shown == want or (want and set(shown) >= set(want)),
+          "filter %r shows %s, want %s" % (q, shown, want))
+    check(len(shown) < len(f["rows"][0].split("\t")),
+          "the filter hides rows")
+    vb = [float(x) for x in f["viewBox"][0].split()]
+    zb = [float(x) for x in f["zoomed"][0].split()]
+    rb = [float(x) for x in f["reset"][0].split()]
+    check(abs(zb[2] - vb[2] / 1.5625) < 1e-6 and zb[0] > 0,
+          "two wheel steps zoom 1.25 x 1.25 around the middle: %s" % zb)
+    check(rb == vb, "a double click resets the view")
+    print("ui ok", f["column"][0], len(before), "rows")
 
 
 def main():
@@ -282,6 +329,10 @@ def main():
         svgs(sys.argv[2])
     elif cmd == "hostlane":
         hostlane(sys.argv[2], sys.argv[3])
+    elif cmd == "ui":
+        ui(sys.argv[2])
+    elif cmd == "probe-ui":
+        probe(sys.argv[2], sys.argv[3], "html_ui.js")
     elif cmd == "probe":
         probe(sys.argv[2], sys.argv[3])
         return
