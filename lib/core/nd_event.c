@@ -746,3 +746,21 @@ nd_event_corr(const nd_event *ev, int64_t *out)
 			return 1;
 	return 0;
 }
+
+int
+nd_step_number(const char *p, size_t n, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (n == 0 || n > 10)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return 0;
+		v = v * 10 + (p[i] - '0');
+	}
+	if (v > INT32_MAX)
+		return 0;
+	*out = v;
+	return 1;
+}

@@ -227,6 +227,11 @@ nd_str_c(const char *s)
 
 int nd_str_eq(nd_str a, const char *s);
 
+/* The one rule for a step number written in a name ("ProfilerStep#007",
+ * an XPlane Steps line's "12"): 1 to 10 decimal digits, leading zeros
+ * allowed, no sign, at most INT32_MAX.  1 and *out set, or 0. */
+int nd_step_number(const char *p, size_t n, int64_t *out);
+
 static inline int
 nd_event_kind(const nd_event *ev)
 {

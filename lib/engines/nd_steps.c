@@ -61,7 +61,8 @@ nd_sm_name(int marker)
 #define has_prefix(s, lit) ((s).p != NULL && (s).n >= sizeof(lit) - 1 && \
 	memcmp((s).p, lit, sizeof(lit) - 1) == 0)
 
-/* A whole string of decimal digits (optional '-') as an integer. */
+/* A whole string of decimal digits (optional '-') as an integer: a value
+ * of args (a step number in a name is nd_step_number's). */
 static int
 parse_int(const char *p, size_t n, int64_t *out)
 {
@@ -176,8 +177,9 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 
 		if (re != NULL && nd_rx_exec(re, ev->name.p, 2, m) == 0) {
 			r->marker = ND_SM_REGEX;
-			if (m[1].rm_so >= 0 && parse_int(ev->name.p + m[1].rm_so,
-			    (size_t)(m[1].rm_eo - m[1].rm_so), &r->num))
+			if (m[1].rm_so >= 0 && nd_step_number(ev->name.p +
+			    m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so),
+			    &r->num))
 				r->has_num = 1;
 			else if (args_mention_step_num(ev) &&
 			    arg_int(ev, "step_num", &r->num))
@@ -190,20 +192,22 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 				b = e;
 				while (b > 0 && isdigit((unsigned char)ev->name.p[b - 1]))
 					b--;
-				if (e > b && parse_int(ev->name.p + b, e - b, &r->num))
+				if (e > b && nd_step_number(ev->name.p + b, e - b,
+				    &r->num))
 					r->has_num = 1;
 			}
 		} else if (r->kind == ND_KIND_ANNOT && SEQ(ev->thread, "Steps") &&
 		    has_prefix(ev->process, "/device:")) {
 			r->marker = ND_SM_STEPSLINE;
-			r->has_num = parse_int(ev->name.p, ev->name.n, &r->num) ||
+			r->has_num = nd_step_number(ev->name.p, ev->name.n,
+			    &r->num) ||
 			    arg_int(ev, "step_num", &r->num) ||
 			    arg_int(ev, "group_id", &r->num);
 		} else if (r->kind == ND_KIND_HOST &&
 		    has_prefix(ev->name, "ProfilerStep#")) {
 			r->marker = ND_SM_PROFILER;
-			r->has_num = parse_int(ev->name.p + 13, ev->name.n - 13,
-			    &r->num);
+			r->has_num = nd_step_number(ev->name.p + 13,
+			    ev->name.n - 13, &r->num);
 		} else if (r->kind == ND_KIND_HOST &&
 		    args_mention_step_num(ev) &&
 		    arg_int(ev, "step_num", &r->num)) {

@@ -719,8 +719,7 @@ op_classify(src *s, op *o)
 	if (nn > 13 && memcmp(name, "ProfilerStep#", 13) == 0) {
 		int64_t v;
 
-		if (canon_int(name + 13, nn - 13, &v) == 0 && v >= 0 &&
-		    v <= INT32_MAX) {
+		if (nd_step_number(name + 13, nn - 13, &v)) {
 			o->flags |= OP_STEP;
 			o->stepno = (int32_t)v;
 			o->tie = 0;
