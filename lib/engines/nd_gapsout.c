@@ -1,4 +1,6 @@
 #include "nd_gapsout.h"
+#include "nd_drive.h"
+#include "nd_json.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -295,4 +297,222 @@ nd_gapsout_merge(nd_gapsout *g, nd_out *o, int partial, int summary,
 	/* every input holds a partial (nd_partial_read) */
 	nd_partial_read(paths, n, HEADER, body, sizeof body / sizeof *body,
 	    merge_record, g);
+}
+
+/* ---- a run: the gaps of every source, in input order ---- */
+
+static void
+put_op_name(nd_jw *w, const char *key, const nd_gap_op *op)
+{
+	nd_jw_kstr(w, key, op->name, op->name_n);
+}
+
+/* The source a gap record names (copied: the stream's is gone when the
+ * last source is flushed). */
+struct gsrc {
+	char *path;
+	int has_rank;
+	int64_t rank;
+};
+
+static void
+write_gap(nd_buf *b, const nd_gaps *g, const nd_gap *gap,
+    const struct gsrc *si, int level)
+{
+	nd_gap_where wh;
+	nd_jw w;
+	int64_t rank;
+
+	nd_gaps_where(g, gap, &wh);
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "gap");
+	if (si != NULL && si->path != NULL)
+		nd_jw_kcstr(&w, "source", si->path);
+	nd_jw_kint(&w, "ts_ns", gap->ts);
+	nd_jw_kint(&w, "dur_ns", gap->dur);
+	if (wh.has_pid)
+		nd_jw_kint(&w, "pid", wh.pid);
+	if (wh.has_tid)
+		nd_jw_kint(&w, "tid", wh.tid);
+	if (wh.process != NULL)
+		nd_jw_kcstr(&w, "process", wh.process);
+	if (wh.thread != NULL)
+		nd_jw_kcstr(&w, "thread", wh.thread);
+	if (wh.device != NULL)
+		nd_jw_kcstr(&w, "device", wh.device);
+	if (si != NULL && si->has_rank)
+		nd_jw_kint(&w, "rank", si->rank);
+	else if (nd_gaps_rank(g, &rank))
+		nd_jw_kint(&w, "rank", rank);
+	if (gap->has_wstep)
+		nd_jw_kint(&w, "step", gap->wstep);
+	else if (gap->payload.has_step)
+		nd_jw_kint(&w, "step", gap->payload.step);
+	if (gap->payload.scope != NULL)
+		nd_jw_kstr(&w, "scope", gap->payload.scope,
+		    gap->payload.scope_n);
+	nd_jw_kcstr(&w, "level", level == ND_GAP_DEVICE ? "device" : "timeline");
+	put_op_name(&w, "before", &gap->before);
+	put_op_name(&w, "marker", &gap->marker);
+	put_op_name(&w, "payload", &gap->payload);
+	nd_jw_kint(&w, "payload_index", gap->payload_index);
+	nd_jw_kcstr(&w, "cause", gap->cause);
+	if (nd_gaps_fallback(g))
+		nd_jw_kbool(&w, "host_timelines", 1);
+	if (gap->nctx > 0) {
+		nd_jw_key(&w, "host_context");
+		nd_jw_arr(&w);
+		for (int i = 0; i < gap->nctx; i++) {
+			const nd_gap_ctx *c = &gap->ctx[i];
+
+			nd_jw_obj(&w);
+			nd_jw_kstr(&w, "name", c->name != NULL ? c->name : "",
+			    c->name_n);
+			if (c->thread != NULL)
+				nd_jw_kstr(&w, "thread", c->thread, c->thread_n);
+			nd_jw_kint(&w, "ts_ns", c->ts);
+			nd_jw_kint(&w, "dur_ns", c->dur);
+			nd_jw_kint(&w, "overlap_ns", c->overlap);
+			nd_jw_obj_end(&w);
+		}
+		nd_jw_arr_end(&w);
+	}
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+}
+
+struct sink {
+	nd_gaps *g;
+	nd_gapsout *out;
+	const struct gsrc *si;
+	int level;
+};
+
+static void
+one_gap(void *ctx, const nd_gap *gap)
+{
+	struct sink *k = ctx;
+
+	write_gap(nd_out_buf(k->out->o), k->g, gap, k->si, k->level);
+	nd_gapsout_gap(k->out, gap);
+}
+
+/*
+ * The order policy (nd_drive.h).  Gaps are handed out when their source
+ * ends, after the records it passes through, which are held until then.
+ * A span out of order on its timeline (without --unordered) makes this
+ * source and every later one wait: the first reading writes the sources
+ * before it and ignores the rest; the second writes the rest, with every
+ * timeline buffered (nd_gaps' unordered option).  So a reordered stream
+ * gives the bytes of the ordered one, and an ordered one is read once.
+ */
+struct grun {
+	nd_gapsout *out;
+	nd_gaps_opts go;
+	nd_gaps *g;
+	int64_t cur;		/* source of the records being read, or -1 */
+	struct gsrc si;
+	nd_buf held;		/* its records passed through, lines */
+	int64_t late;		/* first source with a span out of order */
+	int again;		/* the second reading */
+};
+
+static void
+flush_source(struct grun *r)
+{
+	struct sink k = { r->g, r->out, &r->si, r->go.level };
+	size_t i = 0;
+
+	while (i < r->held.len) {
+		char *nl = memchr(r->held.p + i, '\n', r->held.len - i);
+
+		nd_gapsout_pass(r->out, r->held.p + i, (size_t)(nl - r->held.p) - i);
+		i = (size_t)(nl - r->held.p) + 1;
+	}
+	nd_buf_reset(&r->held);
+	nd_gaps_finish(r->g, one_gap, &k);
+	nd_gaps_reset(r->g);
+	free(r->si.path);
+	r->si.path = NULL;
+	r->cur = -1;
+}
+
+static void
+run_record(void *ctx, const nd_event *ev, const nd_source_info *si)
+{
+	struct grun *r = ctx;
+	nd_span_role role;
+
+	/* written by the first reading, or waiting for the second */
+	if (r->again ? (int64_t)ev->source < r->late :
+	    r->late >= 0 && (int64_t)ev->source >= r->late)
+		return;
+	if ((int64_t)ev->source != r->cur) {
+		if (r->cur >= 0)
+			flush_source(r);
+		r->cur = ev->source;
+		r->si.path = si != NULL && si->path != NULL ?
+		    nd_xstrdup(si->path) : NULL;
+		r->si.has_rank = si != NULL && si->has_rank;
+		r->si.rank = si != NULL ? si->rank : 0;
+	}
+	switch (ev->type) {
+	case ND_EV_SPAN:
+		if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR))
+			return;
+		nd_span_role_of(ev, r->go.re, &role);
+		if (nd_gaps_add(r->g, ev, &role) != 0) {
+			/* this source waits for the second reading */
+			r->late = ev->source;
+			nd_buf_reset(&r->held);
+			nd_gaps_reset(r->g);
+			free(r->si.path);
+			r->si.path = NULL;
+			r->cur = -1;
+		}
+		break;
+	case ND_EV_INSTANT:
+	case ND_EV_COUNTER:
+	case ND_EV_FLOW:
+	case ND_EV_END:
+		break;
+	default:
+		nd_buf_add(&r->held, ev->line, ev->len);
+		nd_buf_addc(&r->held, '\n');
+	}
+}
+
+static int
+run_end(void *ctx)
+{
+	struct grun *r = ctx;
+
+	if (r->cur >= 0)
+		flush_source(r);
+	if (r->again || r->late < 0)
+		return ND_DRIVE_OK;
+	nd_gaps_free(r->g);
+	r->go.unordered = 1;
+	r->g = nd_gaps_new(&r->go);
+	r->again = 1;
+	return ND_DRIVE_AGAIN;
+}
+
+void
+nd_gapsout_run(nd_gapsout *out, const nd_gaps_opts *go, char **paths, int n)
+{
+	struct grun r;
+	nd_drive_opts dopts = { go->unordered, 0 };
+	nd_drive_cb cb = { &r, run_record, run_end };
+	nd_drive_res res;
+
+	memset(&r, 0, sizeof r);
+	r.out = out;
+	r.go = *go;
+	r.g = nd_gaps_new(&r.go);
+	r.cur = r.late = -1;
+	nd_drive(paths, n, &dopts, &cb, &res);
+	nd_gaps_free(r.g);
+	nd_buf_free(&r.held);
 }

@@ -43,6 +43,11 @@ typedef struct nd_gapsout {
  * writes the partial header when partial. */
 void nd_gapsout_begin(nd_gapsout *g, nd_out *o, int partial, int summary,
     const nd_gaps_opts *go, const char *step_regex);
+/* The gaps of every source of paths[0..n) (stdin when n == 0) with
+ * options go, as gap records, in input order (the order policy of
+ * nd_drive.h: a stream out of order is read again). */
+void nd_gapsout_run(nd_gapsout *g, const nd_gaps_opts *go, char **paths,
+    int n);
 /* After the caller appended a gap record (and its newline) to
  * nd_out_buf(o). */
 void nd_gapsout_gap(nd_gapsout *g, const nd_gap *gap);
