@@ -9,6 +9,7 @@
 #include "nd_gapsout.h"
 #include "nd_json.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_steps.h"
 #include "nd_stream.h"
 #include "nd_util.h"
@@ -135,6 +136,10 @@ main(int argc, char **argv)
 	nd_out *o;
 	int ch;
 
+	nd_partial_opts po = { 0, 0, 0, "--level, --min, --kernel-wait, "
+	    "--host-context, --within-steps, --step-regex and --unordered", 0,
+	    NULL, 0 };
+
 	nd_init(argv[0]);
 	memset(&a, 0, sizeof a);
 	a.go.level = ND_GAP_DEVICE;
@@ -144,11 +149,10 @@ main(int argc, char **argv)
 		option(&a, ch);
 	argc -= optind;
 	argv += optind;
-	if (a.merge && a.collopt)
-		nd_die(ND_EXIT_ERROR, "--merge takes --level, --min, "
-		    "--kernel-wait, --host-context, --within-steps, "
-		    "--step-regex and --unordered from the partial results; "
-		    "do not give them again");
+	po.partial = a.partial;
+	po.merge = a.merge;
+	po.collect_given = a.collopt;
+	nd_partial_check_opts(&po);
 	if (a.regex != NULL) {
 		int rc = regcomp(&re, a.regex, REG_EXTENDED);
 

@@ -112,13 +112,11 @@ check_modes(const struct args *a)
 {
 	if (a->table && a->svg)
 		nd_die(ND_EXIT_ERROR, "--table and --svg: give one of them");
-	if (a->merge && a->rules)
-		nd_die(ND_EXIT_ERROR, "--merge takes --forward, --backward, "
-		    "--wgrad and --p2p from the partial results; do not give "
-		    "them again");
-	if (a->partial && (a->table || a->svg || a->has_step))
-		nd_die(ND_EXIT_ERROR, "--partial leaves --table, --svg and "
-		    "--step to --merge; give them there");
+	nd_partial_opts po = { a->partial, a->merge, 0,
+	    "--forward, --backward, --wgrad and --p2p", a->rules,
+	    "--table, --svg and --step", a->table || a->svg || a->has_step };
+
+	nd_partial_check_opts(&po);
 }
 
 /* A line of a partial being written (an nd_pipe_line_fn). */

@@ -7,6 +7,7 @@
 #include "nd_agg.h"
 #include "nd_cli.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_prov.h"
 #include "nd_regions.h"
 #include "nd_run.h"
@@ -120,10 +121,13 @@ main(int argc, char **argv)
 	if (a.nfmt > 1)
 		nd_die(ND_EXIT_ERROR, "--tree, --folded and --partial exclude "
 		    "each other");
-	if (a.pa.merge && a.pa.scanopt)
-		nd_die(ND_EXIT_ERROR, "--merge takes --timelines, --overrun "
-		    "and --unordered from the partial results; do not give "
-		    "them again");
+	{
+		nd_partial_opts po = { a.ro.fmt == ND_REG_PARTIAL, a.pa.merge,
+		    0, "--timelines, --overrun and --unordered", a.pa.scanopt,
+		    NULL, 0 };
+
+		nd_partial_check_opts(&po);
+	}
 	r = nd_regions_new(&a.ro);
 	e = nd_regions_engine(r, &a.pa.so, a.pa.merge);
 	mode.merge = a.pa.merge;

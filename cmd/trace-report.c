@@ -6,6 +6,7 @@
 #include "nd_cli.h"
 #include "nd_drive.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_peak.h"
 #include "nd_report.h"
 #include "nd_util.h"
@@ -84,15 +85,13 @@ kind_of(struct args *a, int c)
 static void
 check_mode(const struct args *a)
 {
-	if (a->partial && a->merge)
-		nd_die(ND_EXIT_ERROR, "--partial and --merge exclude each "
-		    "other");
-	if (a->partial && a->output_opt != NULL)
-		nd_die(ND_EXIT_ERROR, "--partial writes no report: give %s to "
-		    "--merge", a->output_opt);
-	if (a->merge && a->collect_opt != NULL)
-		nd_die(ND_EXIT_ERROR, "--merge: %s is a collection option: "
-		    "give it to --partial", a->collect_opt);
+	nd_partial_opts po = { a->partial, a->merge, 1,
+	    "--step-regex, --unordered, --device, --peak-tflops and "
+	    "--peak-gbps", a->collect_opt != NULL,
+	    "--top, --threshold, --warmup, --drop-last, --json, --stamp and "
+	    "--list-thresholds", a->output_opt != NULL };
+
+	nd_partial_check_opts(&po);
 }
 
 static void

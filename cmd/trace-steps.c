@@ -11,6 +11,7 @@
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_peak.h"
 #include "nd_steps.h"
 #include "nd_stepspart.h"
@@ -396,14 +397,12 @@ check_modes(const struct args *a, int argc)
 {
 	if (a->peaks && argc > 0)
 		nd_die(ND_EXIT_ERROR, "--print-peaks takes no file arguments");
-	if (a->merge && (a->so.per_device || a->regex != NULL ||
-	    a->so.peak_tflops > 0))
-		nd_die(ND_EXIT_ERROR, "--merge takes --per-device, "
-		    "--step-regex and --peak-tflops from the partial results; "
-		    "do not give them again");
-	if (a->partial && a->outopt)
-		nd_die(ND_EXIT_ERROR, "--partial leaves --summary, --ranks, "
-		    "--warmup and --drop-last to --merge; give them there");
+	nd_partial_opts po = { a->partial, a->merge, 0,
+	    "--per-device, --step-regex and --peak-tflops",
+	    a->so.per_device || a->regex != NULL || a->so.peak_tflops > 0,
+	    "--summary, --ranks, --warmup and --drop-last", a->outopt };
+
+	nd_partial_check_opts(&po);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include "nd_agg.h"
 #include "nd_cli.h"
 #include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_prov.h"
 #include "nd_run.h"
 #include "nd_top.h"
@@ -126,10 +127,13 @@ main(int argc, char **argv)
 	if (a.nfmt > 1)
 		nd_die(ND_EXIT_ERROR, "--table, --csv and --partial exclude "
 		    "each other");
-	if (a.pa.merge && a.pa.scanopt)
-		nd_die(ND_EXIT_ERROR, "--merge takes --timelines, --type, "
-		    "--overrun and --unordered from the partial results; do "
-		    "not give them again");
+	{
+		nd_partial_opts po = { a.fmt == ND_TOP_PARTIAL, a.pa.merge, 0,
+		    "--timelines, --type, --overrun and --unordered",
+		    a.pa.scanopt, NULL, 0 };
+
+		nd_partial_check_opts(&po);
+	}
 	t = nd_top_new(a.sort, a.wall);
 	if (a.by != NULL)
 		nd_top_by(t, a.by);

@@ -289,3 +289,27 @@ pairs_man() {
 	run diff "$T/help" "$T/man"
 	assert_success
 }
+
+@test "--partial/--merge option rules: one wording in all six programs that merge (nd_partial_check_opts)" {
+	# a collection option given again to --merge
+	for c in "trace-topk --timelines host" "trace-regions --timelines host" \
+	    "trace-gaps -m 1us" "trace-steps -d" "trace-pipeline --p2p x" \
+	    "trace-report -u"; do
+		run $c --merge /dev/null
+		assert_failure 2
+		assert_output --regexp "^${c%% *}: --merge takes (--[a-z0-9-]+, )*--[a-z0-9-]+ and --[a-z0-9-]+ from the partial results; do not give them again\$"
+	done
+	# an output option given to --partial
+	for c in "trace-steps -s" "trace-pipeline --table" "trace-report -k 3"; do
+		run $c --partial /dev/null
+		assert_failure 2
+		assert_output --regexp "^${c%% *}: --partial leaves (--[a-z0-9-]+, )*--[a-z0-9-]+ and --[a-z0-9-]+ to --merge; give them there\$"
+	done
+	# the one that cannot merge into a partial
+	run trace-report --partial --merge /dev/null
+	assert_failure 2
+	assert_output "trace-report: --partial and --merge exclude each other"
+	# the rule has one home
+	run grep -l "from the partial results; do not give" "$BATS_TEST_DIRNAME"/../cmd/*.c
+	assert_failure
+}

@@ -137,10 +137,10 @@ EOF
 	assert_output "trace-report: a.part:1: partial results made without --html: --merge --html needs partials of --partial --html (they keep the timeline strip)"
 	run trace-report --merge --device A100 a.part
 	assert_failure 2
-	assert_output "trace-report: --merge: --device is a collection option: give it to --partial"
+	assert_output "trace-report: --merge takes --step-regex, --unordered, --device, --peak-tflops and --peak-gbps from the partial results; do not give them again"
 	run trace-report --partial -w 2 r0.ndjson
 	assert_failure 2
-	assert_output "trace-report: --partial writes no report: give --warmup to --merge"
+	assert_output "trace-report: --partial leaves --top, --threshold, --warmup, --drop-last, --json, --stamp and --list-thresholds to --merge; give them there"
 	run trace-report --partial --merge a.part
 	assert_failure 2
 	assert_output "trace-report: --partial and --merge exclude each other"

@@ -377,3 +377,17 @@ nd_partial_passed(const nd_event *rec)
 {
 	return rec->type == ND_EV_META || rec->type == ND_EV_OTHER;
 }
+
+void
+nd_partial_check_opts(const nd_partial_opts *o)
+{
+	if (o->exclusive && o->partial && o->merge)
+		nd_die(ND_EXIT_ERROR, "--partial and --merge exclude each "
+		    "other");
+	if (o->merge && o->collect_given)
+		nd_die(ND_EXIT_ERROR, "--merge takes %s from the partial "
+		    "results; do not give them again", o->collect);
+	if (o->partial && o->output_given)
+		nd_die(ND_EXIT_ERROR, "--partial leaves %s to --merge; give "
+		    "them there", o->output);
+}

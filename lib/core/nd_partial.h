@@ -68,6 +68,23 @@ void nd_partial_commit(nd_partial_w *pw);
  * commit it. */
 void nd_partial_end(nd_partial_w *pw);
 
+/* The option rules of --partial and --merge, in one wording for every
+ * program.  collect: the options a run takes that --merge reads from the
+ * partials ("--timelines, --overrun and --unordered"), collect_given: one
+ * of them was given; output: the options --partial leaves to --merge;
+ * exclusive: the program cannot merge into a partial.  Dies (exit 2) with
+ * "--partial and --merge exclude each other", "--merge takes COLLECT from
+ * the partial results; do not give them again" or "--partial leaves
+ * OUTPUT to --merge; give them there". */
+typedef struct nd_partial_opts {
+	int partial, merge, exclusive;
+	const char *collect;
+	int collect_given;
+	const char *output;
+	int output_given;
+} nd_partial_opts;
+void nd_partial_check_opts(const nd_partial_opts *o);
+
 /* Called for the header and for each record of a partial whose trailer
  * checked out, in input order; nd_stream_lineno(st) is the record's line. */
 typedef void (*nd_partial_fn)(void *ctx, nd_stream *st, const nd_event *ev);
