@@ -6,12 +6,12 @@
  */
 #include "nd_by.h"
 #include "nd_cli.h"
-#include "nd_drive.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_out.h"
 #include "nd_peak.h"
 #include "nd_roofline.h"
+#include "nd_run.h"
 #include "nd_scan.h"
 #include "nd_util.h"
 
@@ -39,218 +39,6 @@ static const char usage_text[] =
 
 enum { OPT_BY = 256, OPT_TIMELINES, OPT_DEVICE, OPT_PEAK_TFLOPS,
 	OPT_PEAK_GBPS, OPT_PRINT_PEAKS, OPT_TABLE, OPT_CSV };
-enum { FMT_JSON, FMT_TABLE, FMT_CSV };
-
-/* Output keys of a roofline row: a --by key may not take one of these. */
-static const char *const row_keys[] = {
-	"type", "row", "args", "count", "total_ns", "flops_count", "flops_ns",
-	"flops", "bytes", "tflops", "gbps", "intensity", "device_name",
-	"peak_tflops", "peak_gbps", "pct_of_peak", "ridge", "bound",
-	"attainable_tflops", "pct_of_roofline"
-};
-
-static void
-roof_record(void *ctx, const nd_event *ev, const nd_source_info *si)
-{
-	nd_roofline_record(ctx, ev, si);
-}
-
-/* Durations only, no nesting: one reading in any order. */
-static int
-roof_end(void *ctx)
-{
-	(void)ctx;
-	return ND_DRIVE_OK;
-}
-
-static void
-write_json(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
-    const nd_roofline_sum *sum)
-{
-	nd_buf *b = nd_out_buf(o);
-	nd_jw w;
-
-	for (size_t i = 0; i < n; i++) {
-		const nd_roofline_row *x = &rows[i];
-
-		nd_jw_init(&w, b);
-		nd_jw_obj(&w);
-		nd_jw_kcstr(&w, "type", "roofline");
-		nd_jw_kuint(&w, "row", i + 1);
-		nd_by_json(by, &w, x->key, x->keylen);
-		nd_roofline_row_json(&w, x);
-		nd_jw_obj_end(&w);
-		nd_buf_addc(b, '\n');
-		nd_out_commit(o);
-	}
-	nd_jw_init(&w, b);
-	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "type", "roofline_summary");
-	nd_roofline_sum_json(&w, sum);
-	nd_jw_kuint(&w, "shown", n);
-	nd_jw_obj_end(&w);
-	nd_buf_addc(b, '\n');
-	nd_out_commit(o);
-}
-
-#define NCOL 8
-
-static void
-cells_of(const nd_roofline_row *x, char cell[NCOL][32])
-{
-	nd_roofline_fig f;
-
-	nd_roofline_figures(x, &f);
-	for (int c = 0; c < NCOL; c++)
-		snprintf(cell[c], 32, "-");
-	nd_fmt_dur(cell[0], 32, x->flops_ns, 0);
-	snprintf(cell[1], 32, "%llu", (unsigned long long)x->flops_count);
-	if (f.has_tflops)
-		snprintf(cell[2], 32, "%.3f", f.tflops);
-	if (f.has_bytes) {
-		snprintf(cell[3], 32, "%.1f", f.gbps);
-		snprintf(cell[4], 32, "%.2f", f.intensity);
-	}
-	if (f.has_roof) {
-		snprintf(cell[5], 32, "%s", f.bound);
-		snprintf(cell[6], 32, "%.3f", f.attainable);
-		snprintf(cell[7], 32, "%.1f%%", f.pct);
-	}
-}
-
-static void
-write_table(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
-    const nd_roofline_sum *sum)
-{
-	static const char *const head[NCOL] = { "Time", "Count", "TFLOP/s",
-	    "GB/s", "FLOP/B", "Bound", "Roof TF/s", "% roof" };
-	size_t wd[NCOL], nk = nd_by_count(by), *kw;
-	char cell[NCOL][32], d1[32], d2[32];
-	nd_buf *b = nd_out_buf(o), txt = ND_BUF_INIT;
-	const nd_roofline_row *first = n > 0 ? &rows[0] : NULL;
-	int uniform = first != NULL && first->peak == 1;
-
-	kw = nd_xcalloc(nk, sizeof *kw);
-	for (size_t c = 0; c < NCOL; c++)
-		wd[c] = strlen(head[c]);
-	for (size_t k = 0; k < nk; k++) {
-		const char *name = nd_by_name(by, k, NULL);
-
-		kw[k] = nd_text_width(name, strlen(name));
-	}
-	for (size_t i = 0; i < n; i++) {
-		cells_of(&rows[i], cell);
-		for (size_t c = 0; c < NCOL; c++)
-			if (strlen(cell[c]) > wd[c])
-				wd[c] = strlen(cell[c]);
-		for (size_t k = 0; k < nk; k++) {
-			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
-			if (nd_text_width(txt.p, txt.len) > kw[k])
-				kw[k] = nd_text_width(txt.p, txt.len);
-		}
-		if (rows[i].peak != 1 || rows[i].peak_tflops !=
-		    first->peak_tflops || rows[i].peak_gbps != first->peak_gbps)
-			uniform = 0;
-	}
-	nd_by_table_head(by, b, head, wd, NCOL, kw);
-	for (size_t i = 0; i < n; i++) {
-		cells_of(&rows[i], cell);
-		for (size_t c = 0; c < NCOL; c++)
-			nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c],
-			    cell[c]);
-		for (size_t k = 0; k < nk; k++) {
-			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
-			nd_by_table_key(b, txt.p, txt.len, k, nk, kw);
-		}
-		nd_by_table_eol(b);
-		nd_out_commit(o);
-	}
-	nd_fmt_dur(d1, sizeof d1, sum->flops_ns, 0);
-	nd_fmt_dur(d2, sizeof d2, sum->total_ns, 0);
-	nd_buf_addf(b, "\n%llu of %llu spans (%s of %s) on %s timelines "
-	    "had flops; %zu groups, %zu shown\n",
-	    (unsigned long long)sum->flops_spans,
-	    (unsigned long long)sum->spans, d1, d2, sum->timelines,
-	    sum->rows, n);
-	if (uniform) {
-		nd_buf_addf(b, "peak %g TFLOP/s, %g GB/s", first->peak_tflops,
-		    first->peak_gbps);
-		if (first->peak_tflops > 0 && first->peak_gbps > 0)
-			nd_buf_addf(b, ", ridge %.1f FLOP/B",
-			    first->peak_tflops * 1e3 / first->peak_gbps);
-		if (first->device_name != NULL)
-			nd_buf_addf(b, " (%s)", first->device_name);
-		nd_buf_addc(b, '\n');
-	} else if (n > 0)
-		nd_buf_adds(b, "no single device peak: see --device, "
-		    "--peak-tflops and --peak-gbps\n");
-	nd_out_commit(o);
-	nd_buf_free(&txt);
-	free(kw);
-}
-
-static void
-csv_dbl(nd_buf *b, int has, double v)
-{
-	nd_buf_addc(b, ',');
-	if (has)
-		nd_json_put_double(b, v);
-}
-
-static void
-write_csv(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n)
-{
-	nd_buf *b = nd_out_buf(o);
-	size_t nk = nd_by_count(by);
-
-	for (size_t k = 0; k < nk; k++) {
-		const char *name = nd_by_name(by, k, NULL);
-
-		nd_csv_field(b, name, strlen(name));
-		nd_buf_addc(b, ',');
-	}
-	nd_buf_adds(b, "count,total_ns,flops_count,flops_ns,flops,bytes,"
-	    "tflops,gbps,intensity,device_name,peak_tflops,peak_gbps,"
-	    "pct_of_peak,ridge,bound,attainable_tflops,pct_of_roofline\n");
-	for (size_t i = 0; i < n; i++) {
-		const nd_roofline_row *x = &rows[i];
-		nd_roofline_fig f;
-
-		nd_roofline_figures(x, &f);
-		for (size_t k = 0; k < nk; k++) {
-			int tag;
-			const char *s;
-			size_t len;
-
-			if (nd_by_field(x->key, x->keylen, k, &tag, &s, &len))
-				nd_csv_field(b, s, len);
-			nd_buf_addc(b, ',');
-		}
-		nd_buf_addf(b, "%llu,%lld,%llu,%lld",
-		    (unsigned long long)x->count, (long long)x->total_ns,
-		    (unsigned long long)x->flops_count,
-		    (long long)x->flops_ns);
-		csv_dbl(b, 1, x->flops);
-		csv_dbl(b, x->bytes_count == x->flops_count, x->bytes);
-		csv_dbl(b, f.has_tflops, f.tflops);
-		csv_dbl(b, f.has_bytes, f.gbps);
-		csv_dbl(b, f.has_bytes, f.intensity);
-		nd_buf_addc(b, ',');
-		if (x->device_name != NULL)
-			nd_csv_field(b, x->device_name, strlen(x->device_name));
-		csv_dbl(b, x->peak == 1 && x->peak_tflops > 0, x->peak_tflops);
-		csv_dbl(b, x->peak == 1 && x->peak_gbps > 0, x->peak_gbps);
-		csv_dbl(b, f.has_tpeak, f.pct_of_peak);
-		csv_dbl(b, f.has_roof, f.ridge);
-		nd_buf_addc(b, ',');
-		if (f.has_roof)
-			nd_buf_adds(b, f.bound);
-		csv_dbl(b, f.has_roof, f.attainable);
-		csv_dbl(b, f.has_roof, f.pct);
-		nd_buf_addc(b, '\n');
-		nd_out_commit(o);
-	}
-}
 
 int
 main(int argc, char **argv)
@@ -270,17 +58,14 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	nd_roofline_opts ro;
-	const char *out = NULL, *byspec = NULL, *bad;
-	int c, fmt = FMT_JSON, nfmt = 0, peaks = 0;
+	const char *out = NULL, *byspec = NULL;
+	int c, fmt = ND_ROOF_JSON, nfmt = 0, peaks = 0;
 	int64_t k = 20;
 	nd_by *by;
 	nd_roofline *roof;
-	nd_drive_opts dopts = { 1, 0 };
-	nd_drive_cb dcb;
-	nd_drive_res dres;
-	const nd_roofline_row *rows;
-	nd_roofline_sum sum;
-	size_t n;
+	nd_engine e, *ep = &e;
+	/* durations only, no nesting: one reading in any order */
+	nd_run_mode mode = { 0, 1, 0, NULL };
 	nd_out *o;
 
 	nd_init(argv[0]);
@@ -329,11 +114,11 @@ main(int argc, char **argv)
 			peaks = 1;
 			break;
 		case OPT_TABLE:
-			fmt = FMT_TABLE;
+			fmt = ND_ROOF_TABLE;
 			nfmt++;
 			break;
 		case OPT_CSV:
-			fmt = FMT_CSV;
+			fmt = ND_ROOF_CSV;
 			nfmt++;
 			break;
 		default:
@@ -352,32 +137,12 @@ main(int argc, char **argv)
 	}
 	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
 	    "--print-peaks");
-	by = nd_by_parse(byspec != NULL ? byspec : "name", row_keys,
-	    sizeof row_keys / sizeof *row_keys, &bad);
-	if (by == NULL) {
-		if (bad[0] == '\0')
-			nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", byspec);
-		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of "
-		    "roofline rows; it cannot be a group key", byspec, bad);
-	}
+	by = nd_roofline_by(byspec);
 	roof = nd_roofline_new(&ro, by);
-	dcb.ctx = roof;
-	dcb.record = roof_record;
-	dcb.end = roof_end;
-	nd_drive(argv, argc, &dopts, &dcb, &dres);
-	if (byspec != NULL)	/* the default key is no typo */
-		nd_by_check(by, "--by");
-	n = nd_roofline_finish(roof, &rows, &sum);
-	if (k > 0 && (size_t)k < n)
-		n = (size_t)k;
-	o = nd_out_open(out);
-	if (fmt == FMT_TABLE)
-		write_table(o, by, rows, n, &sum);
-	else if (fmt == FMT_CSV)
-		write_csv(o, by, rows, n);
-	else
-		write_json(o, by, rows, n, &sum);
-	nd_out_close(o);
+	/* the default key is no typo */
+	e = nd_roofline_engine(roof, fmt, (int)k, byspec != NULL);
+	mode.out = out;
+	nd_run(&ep, 1, argv, argc, &mode, NULL);
 	nd_roofline_free(roof);
 	nd_by_free(by);
 	return ND_EXIT_OK;

@@ -230,10 +230,12 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 	for i in 1 2 3 4 5 6 7 8 9; do
 		grep -q "<h2 id=\"s$i\">$i " "$T/r.html" || fail "no section $i"
 	done
-	# nothing fetched: no scripts, links, imports or remote URLs (url(#id)
-	# is a pattern of the page itself)
-	run grep -Ei '<script|<link|@import|src=|url\([^#]|https?://[^"]*"[^ ]' "$T/r.html"
+	# nothing fetched: no links, imports or remote URLs (url(#id) is a
+	# pattern of the page itself); one script, inline, the page's own
+	run grep -Ei '<link|@import|src=|url\([^#]|https?://[^"]*"[^ ]' "$T/r.html"
 	assert_failure
+	run grep -o '<script[^>]*>' "$T/r.html"
+	assert_output '<script id="nd-ui">'
 	run grep -o 'https\?://[^"]*' "$T/r.html"
 	refute_output --regexp 'https?://[^w]'
 	# balanced tags

@@ -1,5 +1,7 @@
 #include "nd_roofline.h"
 #include "nd_agg.h"
+#include "nd_cli.h"
+#include "nd_name.h"
 #include "nd_hash.h"
 #include "nd_json.h"
 #include "nd_nest.h"
@@ -38,6 +40,11 @@ struct nd_roofline {
 	nd_buf key, tmp;
 	nd_roofline_row *out;
 	size_t nout;
+	/* as an engine (nd_roofline_engine): the answer */
+	int fmt, k, check_by;
+	const nd_roofline_row *show;
+	size_t nshow;
+	nd_roofline_sum showsum;
 };
 
 nd_roofline *
@@ -373,7 +380,7 @@ nd_roofline_figures(const nd_roofline_row *x, nd_roofline_fig *f)
 	if (!f->has_bytes || x->peak_tflops <= 0 || x->peak_gbps <= 0)
 		return;
 	f->has_roof = 1;
-	f->ridge = x->peak_tflops * 1e3 / x->peak_gbps;
+	f->ridge = nd_roofline_ridge(x->peak_tflops, x->peak_gbps);
 	if (f->intensity < f->ridge) {
 		f->bound = "memory";
 		f->attainable = f->intensity * x->peak_gbps / 1e3;
@@ -635,4 +642,284 @@ nd_roofline_state_read(nd_roofline *r, const nd_event *ev)
 	r->dev_spans |= (v = nd_event_get(ev, "roof_dev_spans")) != NULL &&
 	    v->type == ND_JTRUE;
 	return 0;
+}
+
+double
+nd_roofline_ridge(double peak_tflops, double peak_gbps)
+{
+	if (peak_tflops <= 0 || peak_gbps <= 0)
+		return 0;
+	return peak_tflops * 1e3 / peak_gbps;
+}
+
+int
+nd_roofline_uniform(const nd_roofline_row *rows, size_t n)
+{
+	if (n == 0 || rows[0].peak != 1)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (rows[i].peak != 1 ||
+		    rows[i].peak_tflops != rows[0].peak_tflops ||
+		    rows[i].peak_gbps != rows[0].peak_gbps)
+			return 0;
+	return 1;
+}
+
+/* ---- the answer: rows as records, an aligned table or CSV ---- */
+
+/* Output keys of a roofline row: a --by key may not take one of these. */
+static const char *const row_keys[] = {
+	"type", "row", "args", "count", "total_ns", "flops_count", "flops_ns",
+	"flops", "bytes", "tflops", "gbps", "intensity", "device_name",
+	"peak_tflops", "peak_gbps", "pct_of_peak", "ridge", "bound",
+	"attainable_tflops", "pct_of_roofline"
+};
+
+static void
+write_json(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
+    const nd_roofline_sum *sum)
+{
+	nd_buf *b = nd_out_buf(o);
+	nd_jw w;
+
+	for (size_t i = 0; i < n; i++) {
+		const nd_roofline_row *x = &rows[i];
+
+		nd_jw_init(&w, b);
+		nd_jw_obj(&w);
+		nd_jw_kcstr(&w, "type", "roofline");
+		nd_jw_kuint(&w, "row", i + 1);
+		nd_by_json(by, &w, x->key, x->keylen);
+		nd_roofline_row_json(&w, x);
+		nd_jw_obj_end(&w);
+		nd_buf_addc(b, '\n');
+		nd_out_commit(o);
+	}
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", "roofline_summary");
+	nd_roofline_sum_json(&w, sum);
+	nd_jw_kuint(&w, "shown", n);
+	nd_jw_obj_end(&w);
+	nd_buf_addc(b, '\n');
+	nd_out_commit(o);
+}
+
+#define NCOL 8
+
+static void
+cells_of(const nd_roofline_row *x, char cell[NCOL][32])
+{
+	nd_roofline_fig f;
+
+	nd_roofline_figures(x, &f);
+	for (int c = 0; c < NCOL; c++)
+		snprintf(cell[c], 32, "-");
+	nd_fmt_dur(cell[0], 32, x->flops_ns, 0);
+	snprintf(cell[1], 32, "%llu", (unsigned long long)x->flops_count);
+	if (f.has_tflops)
+		snprintf(cell[2], 32, "%.3f", f.tflops);
+	if (f.has_bytes) {
+		snprintf(cell[3], 32, "%.1f", f.gbps);
+		snprintf(cell[4], 32, "%.2f", f.intensity);
+	}
+	if (f.has_roof) {
+		snprintf(cell[5], 32, "%s", f.bound);
+		snprintf(cell[6], 32, "%.3f", f.attainable);
+		snprintf(cell[7], 32, "%.1f%%", f.pct);
+	}
+}
+
+static void
+write_table(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n,
+    const nd_roofline_sum *sum)
+{
+	static const char *const head[NCOL] = { "Time", "Count", "TFLOP/s",
+	    "GB/s", "FLOP/B", "Bound", "Roof TF/s", "% roof" };
+	size_t wd[NCOL], nk = nd_by_count(by), *kw;
+	char cell[NCOL][32], d1[32], d2[32];
+	nd_buf *b = nd_out_buf(o), txt = ND_BUF_INIT;
+	const nd_roofline_row *first = n > 0 ? &rows[0] : NULL;
+	int uniform = nd_roofline_uniform(rows, n);
+
+	kw = nd_xcalloc(nk, sizeof *kw);
+	for (size_t c = 0; c < NCOL; c++)
+		wd[c] = strlen(head[c]);
+	for (size_t k = 0; k < nk; k++) {
+		const char *name = nd_by_name(by, k, NULL);
+
+		kw[k] = nd_text_width(name, strlen(name));
+	}
+	for (size_t i = 0; i < n; i++) {
+		cells_of(&rows[i], cell);
+		for (size_t c = 0; c < NCOL; c++)
+			if (strlen(cell[c]) > wd[c])
+				wd[c] = strlen(cell[c]);
+		for (size_t k = 0; k < nk; k++) {
+			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
+			if (nd_text_width(txt.p, txt.len) > kw[k])
+				kw[k] = nd_text_width(txt.p, txt.len);
+		}
+	}
+	nd_by_table_head(by, b, head, wd, NCOL, kw);
+	for (size_t i = 0; i < n; i++) {
+		cells_of(&rows[i], cell);
+		for (size_t c = 0; c < NCOL; c++)
+			nd_buf_addf(b, "%s%*s", c ? "  " : "", (int)wd[c],
+			    cell[c]);
+		for (size_t k = 0; k < nk; k++) {
+			nd_by_text(rows[i].key, rows[i].keylen, k, &txt);
+			nd_by_table_key(b, txt.p, txt.len, k, nk, kw);
+		}
+		nd_by_table_eol(b);
+		nd_out_commit(o);
+	}
+	nd_fmt_dur(d1, sizeof d1, sum->flops_ns, 0);
+	nd_fmt_dur(d2, sizeof d2, sum->total_ns, 0);
+	nd_buf_addf(b, "\n%llu of %llu spans (%s of %s) on %s timelines "
+	    "had flops; %zu groups, %zu shown\n",
+	    (unsigned long long)sum->flops_spans,
+	    (unsigned long long)sum->spans, d1, d2, sum->timelines,
+	    sum->rows, n);
+	if (uniform) {
+		nd_buf_addf(b, "peak %g TFLOP/s, %g GB/s", first->peak_tflops,
+		    first->peak_gbps);
+		if (nd_roofline_ridge(first->peak_tflops, first->peak_gbps) > 0)
+			nd_buf_addf(b, ", ridge %.1f FLOP/B", nd_roofline_ridge(
+			    first->peak_tflops, first->peak_gbps));
+		if (first->device_name != NULL)
+			nd_buf_addf(b, " (%s)", first->device_name);
+		nd_buf_addc(b, '\n');
+	} else if (n > 0)
+		nd_buf_adds(b, "no single device peak: see --device, "
+		    "--peak-tflops and --peak-gbps\n");
+	nd_out_commit(o);
+	nd_buf_free(&txt);
+	free(kw);
+}
+
+static void
+csv_dbl(nd_buf *b, int has, double v)
+{
+	nd_buf_addc(b, ',');
+	if (has)
+		nd_json_put_double(b, v);
+}
+
+static void
+write_csv(nd_out *o, const nd_by *by, const nd_roofline_row *rows, size_t n)
+{
+	nd_buf *b = nd_out_buf(o);
+	size_t nk = nd_by_count(by);
+
+	for (size_t k = 0; k < nk; k++) {
+		const char *name = nd_by_name(by, k, NULL);
+
+		nd_csv_field(b, name, strlen(name));
+		nd_buf_addc(b, ',');
+	}
+	nd_buf_adds(b, "count,total_ns,flops_count,flops_ns,flops,bytes,"
+	    "tflops,gbps,intensity,device_name,peak_tflops,peak_gbps,"
+	    "pct_of_peak,ridge,bound,attainable_tflops,pct_of_roofline\n");
+	for (size_t i = 0; i < n; i++) {
+		const nd_roofline_row *x = &rows[i];
+		nd_roofline_fig f;
+
+		nd_roofline_figures(x, &f);
+		for (size_t k = 0; k < nk; k++) {
+			int tag;
+			const char *s;
+			size_t len;
+
+			if (nd_by_field(x->key, x->keylen, k, &tag, &s, &len))
+				nd_csv_field(b, s, len);
+			nd_buf_addc(b, ',');
+		}
+		nd_buf_addf(b, "%llu,%lld,%llu,%lld",
+		    (unsigned long long)x->count, (long long)x->total_ns,
+		    (unsigned long long)x->flops_count,
+		    (long long)x->flops_ns);
+		csv_dbl(b, 1, x->flops);
+		csv_dbl(b, x->bytes_count == x->flops_count, x->bytes);
+		csv_dbl(b, f.has_tflops, f.tflops);
+		csv_dbl(b, f.has_bytes, f.gbps);
+		csv_dbl(b, f.has_bytes, f.intensity);
+		nd_buf_addc(b, ',');
+		if (x->device_name != NULL)
+			nd_csv_field(b, x->device_name, strlen(x->device_name));
+		csv_dbl(b, x->peak == 1 && x->peak_tflops > 0, x->peak_tflops);
+		csv_dbl(b, x->peak == 1 && x->peak_gbps > 0, x->peak_gbps);
+		csv_dbl(b, f.has_tpeak, f.pct_of_peak);
+		csv_dbl(b, f.has_roof, f.ridge);
+		nd_buf_addc(b, ',');
+		if (f.has_roof)
+			nd_buf_adds(b, f.bound);
+		csv_dbl(b, f.has_roof, f.attainable);
+		csv_dbl(b, f.has_roof, f.pct);
+		nd_buf_addc(b, '\n');
+		nd_out_commit(o);
+	}
+}
+
+nd_by *
+nd_roofline_by(const char *spec)
+{
+	const char *bad;
+	nd_by *by = nd_by_parse(spec != NULL ? spec : "name", row_keys,
+	    sizeof row_keys / sizeof *row_keys, &bad);
+
+	if (by == NULL) {
+		if (bad[0] == '\0')
+			nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", spec);
+		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of "
+		    "roofline rows; it cannot be a group key", spec, bad);
+	}
+	return by;
+}
+
+/* ---- the engine (nd_engine.h) ---- */
+
+static void
+eng_record(void *self, const nd_event *ev, const nd_source_info *si)
+{
+	nd_roofline_record(self, ev, si);
+}
+
+static void
+eng_finish(void *self, const nd_run_res *rr)
+{
+	nd_roofline *r = self;
+
+	(void)rr;
+	if (r->check_by)
+		nd_by_check(r->by, "--by");
+	r->nshow = nd_roofline_finish(r, &r->show, &r->showsum);
+	if (r->k > 0 && (size_t)r->k < r->nshow)
+		r->nshow = (size_t)r->k;
+}
+
+static void
+eng_write(void *self, nd_out *o)
+{
+	nd_roofline *r = self;
+
+	if (r->fmt == ND_ROOF_TABLE)
+		write_table(o, r->by, r->show, r->nshow, &r->showsum);
+	else if (r->fmt == ND_ROOF_CSV)
+		write_csv(o, r->by, r->show, r->nshow);
+	else
+		write_json(o, r->by, r->show, r->nshow, &r->showsum);
+}
+
+nd_engine
+nd_roofline_engine(nd_roofline *r, int fmt, int k, int check_by)
+{
+	/* durations only, no nesting: one reading in any order */
+	nd_engine e = { "roofline", r, NULL, NULL, 0, eng_record, NULL, NULL,
+	    NULL, NULL, eng_finish, eng_write };
+
+	r->fmt = fmt;
+	r->k = k;
+	r->check_by = check_by;
+	return e;
 }

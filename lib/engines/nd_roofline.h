@@ -37,6 +37,7 @@
 #define ND_ROOFLINE_H
 
 #include "nd_by.h"
+#include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_stream.h"
@@ -109,6 +110,22 @@ void nd_roofline_record(nd_roofline *r, const nd_event *ev, const nd_source_info
  * total time, then key), and the totals. */
 size_t nd_roofline_finish(nd_roofline *r, const nd_roofline_row **rows, nd_roofline_sum *sum);
 void nd_roofline_figures(const nd_roofline_row *row, nd_roofline_fig *f);
+/* The answer: rows as "roofline" records and a summary (ND_ROOF_JSON), an
+ * aligned table for people or CSV. */
+enum { ND_ROOF_JSON = 0, ND_ROOF_TABLE, ND_ROOF_CSV };
+/* The group keys of --by spec (NULL: name); dies (exit 2) on an empty spec
+ * or an output key of roofline rows. */
+nd_by *nd_roofline_by(const char *spec);
+/* r as an engine for nd_run (nd_engine.h): one reading in any order; the
+ * first k rows (0: all) in fmt.  check_by: die when a --by key had no
+ * value on any record. */
+nd_engine nd_roofline_engine(nd_roofline *r, int fmt, int k, int check_by);
+/* The ridge point, FLOP/byte where the compute roof meets the memory
+ * roof: peak_tflops * 1e3 / peak_gbps; 0 when a peak is unknown. */
+double nd_roofline_ridge(double peak_tflops, double peak_gbps);
+/* 1 when rows[0..n) have one device peak between them (each row's own,
+ * peak == 1, the same TFLOP/s and GB/s), so a table can state it once. */
+int nd_roofline_uniform(const nd_roofline_row *rows, size_t n);
 /* The members of a "roofline" record after its keys (count ... 
  * pct_of_roofline; trace-roofline(1)), into an open object. */
 void nd_roofline_row_json(nd_jw *w, const nd_roofline_row *row);

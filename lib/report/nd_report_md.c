@@ -516,16 +516,11 @@ md_roofline(nd_report *r, nd_buf *b)
 	const nd_roofline_sum *s = &r->roofsum;
 	const nd_roofline_row *first = r->nroof > 0 ? &r->roofrows[0] : NULL;
 	size_t m = nd_rep_cut(r, r->nroof);
-	int uniform = first != NULL && first->peak == 1 &&
-	    first->peak_tflops > 0 && first->peak_gbps > 0;
+	int uniform = nd_roofline_uniform(r->roofrows, r->nroof) &&
+	    nd_roofline_ridge(first->peak_tflops, first->peak_gbps) > 0;
 
 	if (r->nroof == 0)
 		return;
-	for (size_t i = 1; i < r->nroof && uniform; i++)
-		if (r->roofrows[i].peak != 1 ||
-		    r->roofrows[i].peak_tflops != first->peak_tflops ||
-		    r->roofrows[i].peak_gbps != first->peak_gbps)
-			uniform = 0;
 	nd_buf_adds(b, "### Roofline\n\n");
 	nd_buf_addf(b, "%llu of %llu spans on %s timelines (",
 	    (unsigned long long)s->flops_spans,
@@ -537,7 +532,7 @@ md_roofline(nd_report *r, nd_buf *b)
 	if (uniform) {
 		nd_buf_addf(b, ", against %g TFLOP/s and %g GB/s (ridge %.1f "
 		    "FLOP/byte", first->peak_tflops, first->peak_gbps,
-		    first->peak_tflops * 1e3 / first->peak_gbps);
+		    nd_roofline_ridge(first->peak_tflops, first->peak_gbps));
 		if (first->device_name != NULL) {
 			nd_buf_adds(b, ", ");
 			put_txt(b, first->device_name);
