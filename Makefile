@@ -17,7 +17,7 @@ SAN ?=
 BUILD ?= build
 WARN = -Wall -Wextra -Werror
 LIB_DIRS = core ingest engines report svg
-CPPFLAGS_ND = -D_GNU_SOURCE $(addprefix -Ilib/,$(LIB_DIRS)) -I$(BUILD)/gen
+CPPFLAGS_ND = -D_GNU_SOURCE -Ilib $(addprefix -Ilib/,$(LIB_DIRS)) -I$(BUILD)/gen
 CFLAGS_ND = -std=c11 $(OPT) $(WARN) $(SAN) $(CFLAGS)
 LDLIBS_ND = -lprotobuf-c -lcsv -lcrypto -lz -lm -pthread $(LDLIBS)
 
@@ -29,7 +29,7 @@ PROTO = $(wildcard lib/ingest/*.proto)
 PROTO_C = $(patsubst lib/ingest/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTO))
 LIB_OBJ = $(patsubst lib/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRC)) \
 	$(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
-BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS))
+BIN = $(addprefix $(BUILD)/bin/,$(PROGS) $(TOOLS)) $(BUILD)/bin/topk-example
 
 .PHONY: all deps demo check check-asan check-valgrind check-valgrind-full \
 	check-long test test-asan test-both bench install uninstall clean \
@@ -56,6 +56,11 @@ $(BUILD)/libndtrace.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/bin/%: $(BUILD)/obj/cmd/%.o $(BUILD)/libndtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ND) -o $@ $< $(BUILD)/libndtrace.a $(LDLIBS_ND)
+
+# examples/topk.c: a program of its own on the library (ndtrace.h)
+$(BUILD)/bin/topk-example: $(BUILD)/obj/examples/topk.o $(BUILD)/libndtrace.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ND) -o $@ $< $(BUILD)/libndtrace.a $(LDLIBS_ND)
 
@@ -158,7 +163,23 @@ demo: deps
 bench: all
 	@sh bench/run.sh $(CURDIR)/$(BUILD)/bin
 
+# The library: libndtrace.a, its headers under include/ndtrace/ (ndtrace.h
+# the one to include) and ndtrace.pc for pkg-config.
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include/ndtrace
+PCDIR ?= $(LIBDIR)/pkgconfig
+VERSION := $(shell sed -n 's/^\#define ND_VERSION "\(.*\)"/\1/p' lib/core/nd_util.h)
+LIB_HDR = lib/ndtrace.h $(wildcard lib/*/*.h) $(wildcard $(BUILD)/gen/*.h)
+
 install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PCDIR)
+	install -m 644 $(BUILD)/libndtrace.a $(DESTDIR)$(LIBDIR)
+	install -m 644 $(LIB_HDR) $(DESTDIR)$(INCDIR)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	    'Name: ndtrace' 'Description: ML training profiles as NDJSON streams, and the engines that answer' \
+	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	    'Libs: -L$${libdir} -lndtrace -lprotobuf-c -lcsv -lcrypto -lz -lm -pthread' \
+	    > $(DESTDIR)$(PCDIR)/ndtrace.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGS)) $(DESTDIR)$(BINDIR)
@@ -172,6 +193,8 @@ install: all
 	done; true
 
 uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libndtrace.a $(DESTDIR)$(PCDIR)/ndtrace.pc
+	rm -rf $(DESTDIR)$(INCDIR)
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p $(DESTDIR)$(MANDIR)/man1/$$p.1 \
 	    $(DESTDIR)$(BASHCOMPDIR)/$$p $(DESTDIR)$(FISHCOMPDIR)/$$p.fish; done
 	rm -f $(DESTDIR)$(MANDIR)/man7/ndtrace.7 $(DESTDIR)$(BASHCOMPDIR)/ndtrace \

@@ -9,7 +9,7 @@
 # runs): a test fails, never skips, when its tool is missing.
 set -u
 PKGS="gcc make libc6-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-zlib1g-dev libssl-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
+pkgconf zlib1g-dev libssl-dev libcsv-dev jq bats bats-assert bats-support python3 python3-protobuf
 mandoc groff-base time clang libclang-rt-14-dev valgrind
 zsh fish chromium python3-torch
 parallel openssh-server openssh-client rsync slurm-wlm munge"

@@ -42,3 +42,36 @@ setup() {
 	run find "$T/root" -type f
 	assert_output ""
 }
+
+@test "make install puts the library, its headers and ndtrace.pc; examples/topk.c builds on them alone and answers as trace-topk" {
+	run make -s -C "$TOP" -o all install BUILD="${ND_BIN%/bin}" DESTDIR="$T/root" PREFIX=/usr/local
+	assert_success
+	P="$T/root/usr/local"
+	[ -f "$P/lib/libndtrace.a" ]
+	[ -f "$P/include/ndtrace/ndtrace.h" ]
+	run sh -c "PKG_CONFIG_PATH='$P/lib/pkgconfig' PKG_CONFIG_SYSROOT_DIR='$T/root' \
+	    pkg-config --cflags --libs ndtrace | sed 's/ *\$//'"
+	assert_success
+	assert_output "-I$P/include/ndtrace -L$P/lib -lndtrace -lprotobuf-c -lcsv -lcrypto -lz -lm -pthread"
+	flags=$output
+	# the installed files only: no -I into the source tree
+	cp "$TOP/examples/topk.c" "$T/topk.c"
+	run cc -std=c11 -Wall -Wextra -Werror -o "$T/topk" "$T/topk.c" $flags
+	assert_success
+	chrome2ndjson -o "$T/s.nd" "$FIXTURES/chrome/hta_alexnet.json.gz"
+	run "$T/topk" "$T/s.nd"
+	assert_success
+	mine=$output
+	run trace-topk -k 10 --table "$T/s.nd"
+	[ "$mine" = "$output" ] || fail "topk.c differs from trace-topk"
+	# the first row's count, by jq over the device ops of the stream
+	name=$(trace-topk -k 1 "$T/s.nd" | jq -r 'select(.type == "top") | .name' | head -1)
+	n=$(jq --arg n "$name" 'select(.type == "span" and .name == $n)' "$T/s.nd" | jq -s length)
+	row=$(printf '%s\n' "$mine" | sed -n 3p)
+	[ "$(echo "$row" | awk '{print $4}')" = "$n" ] || fail "count: $row, want $n"
+	[ "$(wc -l < "$T/topk.c")" -le 30 ]
+	run make -s -C "$TOP" uninstall DESTDIR="$T/root" PREFIX=/usr/local
+	assert_success
+	run find "$T/root" -type f
+	assert_output ""
+}
