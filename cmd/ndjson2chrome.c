@@ -253,41 +253,13 @@ arg_str(const nd_event *ev, const char *key, nd_jval *out)
 	return nd_event_arg(ev, key, out) && out->type == ND_JSTR;
 }
 
-static void
-record(struct state *st, nd_stream *sm, nd_event *ev)
+/* The Trace Event phase of a record, or NULL: not written (a flow
+ * without flow_id is counted as skipped). */
+static const char *
+phase_of(struct state *st, const nd_event *ev)
 {
-	const nd_source_info *si = nd_stream_meta(sm, ev->source);
-	nd_buf *b = st->b;
-	int64_t delta = 0, ts;
 	const char *ph;
-	uint32_t p;
-	nd_jval sv;
 
-	if (ev->type == ND_EV_META || ev->type == ND_EV_END)
-		return;
-	if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_PID) ||
-	    ((ev->type == ND_EV_SPAN || ev->type == ND_EV_OTHER) &&
-	    !(ev->has & ND_HAS_DUR))) {
-		if (ev->type != ND_EV_OTHER)
-			st->skipped++;
-		return;
-	}
-	if (!st->have_base) {
-		st->have_base = 1;
-		st->base = si->origin_ns;
-	}
-	if (st->base != 0 && si->origin_ns != 0 &&
-	    __builtin_sub_overflow(si->origin_ns, st->base, &delta)) {
-		st->skipped++;
-		return;
-	}
-	if (__builtin_add_overflow(ev->ts_ns, delta, &ts)) {
-		st->skipped++;
-		return;
-	}
-	p = proc_of(st, ev->source, ev->pid, ev);
-	if (ev->has & ND_HAS_TID)
-		thread_of(st, p, ev->tid, ev);
 	switch (ev->type) {
 	case ND_EV_SPAN:
 	case ND_EV_OTHER:
@@ -304,40 +276,26 @@ record(struct state *st, nd_stream *sm, nd_event *ev)
 
 		if (nd_event_get(ev, "flow_id") == NULL) {
 			st->skipped++;
-			return;
+			return NULL;
 		}
 		ph = fp != NULL && nd_jstr_eq(fp, "t") ? "t" :
 		    fp != NULL && nd_jstr_eq(fp, "f") ? "f" : "s";
 		break;
 	}
 	default:
-		return;
+		return NULL;
 	}
-	begin_event(st);
-	nd_buf_adds(b, "{\"ph\":\"");
-	nd_buf_adds(b, ph);
-	nd_buf_adds(b, "\",\"name\":");
-	if (ev->name.p != NULL)
-		nd_json_put_str(b, ev->name.p, ev->name.n);
-	else if (ev->type == ND_EV_OTHER)
-		nd_json_put_str(b, ev->type_name.p, ev->type_name.n);
-	else
-		nd_buf_adds(b, "\"\"");
-	if (ev->cat.p != NULL) {
-		nd_buf_adds(b, ",\"cat\":");
-		nd_json_put_str(b, ev->cat.p, ev->cat.n);
-	} else if (ev->type == ND_EV_OTHER) {
-		nd_buf_adds(b, ",\"cat\":");
-		nd_json_put_str(b, ev->type_name.p, ev->type_name.n);
-	}
-	nd_buf_adds(b, ",\"pid\":");
-	nd_json_put_i64(b, st->procs[p].out);
-	if (ev->has & ND_HAS_TID) {
-		nd_buf_adds(b, ",\"tid\":");
-		nd_json_put_i64(b, ev->tid);
-	}
-	nd_buf_adds(b, ",\"ts\":");
-	put_us(b, ts);
+	return ph;
+}
+
+/* The members of the event that depend on its type: dur and args, s,
+ * counter values, or a flow's id and binding point. */
+static void
+put_members(struct state *st, nd_event *ev)
+{
+	nd_buf *b = st->b;
+	nd_jval sv;
+
 	switch (ev->type) {
 	case ND_EV_SPAN:
 	case ND_EV_OTHER:
@@ -370,6 +328,70 @@ record(struct state *st, nd_stream *sm, nd_event *ev)
 	default:
 		break;
 	}
+}
+
+static void
+record(struct state *st, nd_stream *sm, nd_event *ev)
+{
+	const nd_source_info *si = nd_stream_meta(sm, ev->source);
+	nd_buf *b = st->b;
+	int64_t delta = 0, ts;
+	const char *ph;
+	uint32_t p;
+
+	if (ev->type == ND_EV_META || ev->type == ND_EV_END)
+		return;
+	if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_PID) ||
+	    ((ev->type == ND_EV_SPAN || ev->type == ND_EV_OTHER) &&
+	    !(ev->has & ND_HAS_DUR))) {
+		if (ev->type != ND_EV_OTHER)
+			st->skipped++;
+		return;
+	}
+	if (!st->have_base) {
+		st->have_base = 1;
+		st->base = si->origin_ns;
+	}
+	if (st->base != 0 && si->origin_ns != 0 &&
+	    __builtin_sub_overflow(si->origin_ns, st->base, &delta)) {
+		st->skipped++;
+		return;
+	}
+	if (__builtin_add_overflow(ev->ts_ns, delta, &ts)) {
+		st->skipped++;
+		return;
+	}
+	p = proc_of(st, ev->source, ev->pid, ev);
+	if (ev->has & ND_HAS_TID)
+		thread_of(st, p, ev->tid, ev);
+	if ((ph = phase_of(st, ev)) == NULL)
+		return;
+	begin_event(st);
+	nd_buf_adds(b, "{\"ph\":\"");
+	nd_buf_adds(b, ph);
+	nd_buf_adds(b, "\",\"name\":");
+	if (ev->name.p != NULL)
+		nd_json_put_str(b, ev->name.p, ev->name.n);
+	else if (ev->type == ND_EV_OTHER)
+		nd_json_put_str(b, ev->type_name.p, ev->type_name.n);
+	else
+		nd_buf_adds(b, "\"\"");
+	if (ev->cat.p != NULL) {
+		nd_buf_adds(b, ",\"cat\":");
+		nd_json_put_str(b, ev->cat.p, ev->cat.n);
+	} else if (ev->type == ND_EV_OTHER) {
+		nd_buf_adds(b, ",\"cat\":");
+		nd_json_put_str(b, ev->type_name.p, ev->type_name.n);
+	}
+	nd_buf_adds(b, ",\"pid\":");
+	nd_json_put_i64(b, st->procs[p].out);
+	if (ev->has & ND_HAS_TID) {
+		nd_buf_adds(b, ",\"tid\":");
+		nd_json_put_i64(b, ev->tid);
+	}
+	nd_buf_adds(b, ",\"ts\":");
+	put_us(b, ts);
+	put_members(st, ev);
 	nd_buf_addc(b, '}');
 	nd_out_commit(st->out);
 }

@@ -40,6 +40,17 @@ static const char usage_text[] =
 enum { OPT_BY = 256, OPT_TIMELINES, OPT_DEVICE, OPT_PEAK_TFLOPS,
 	OPT_PEAK_GBPS, OPT_PRINT_PEAKS, OPT_TABLE, OPT_CSV };
 
+static int
+print_peaks(const char *out)
+{
+	nd_out *o = nd_out_open(out);
+
+	nd_peak_print(nd_out_buf(o));
+	nd_out_commit(o);
+	nd_out_close(o);
+	return ND_EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -66,7 +77,6 @@ main(int argc, char **argv)
 	nd_engine e, *ep = &e;
 	/* durations only, no nesting: one reading in any order */
 	nd_run_mode mode = { 0, 1, 0, NULL };
-	nd_out *o;
 
 	nd_init(argv[0]);
 	memset(&ro, 0, sizeof ro);
@@ -128,13 +138,8 @@ main(int argc, char **argv)
 	argv += optind;
 	if (nfmt > 1)
 		nd_die(ND_EXIT_ERROR, "--table and --csv exclude each other");
-	if (peaks) {
-		o = nd_out_open(out);
-		nd_peak_print(nd_out_buf(o));
-		nd_out_commit(o);
-		nd_out_close(o);
-		return ND_EXIT_OK;
-	}
+	if (peaks)
+		return print_peaks(out);
 	nd_peak_check_device(ro.device, ro.peak_tflops, ro.peak_gbps,
 	    "--print-peaks");
 	by = nd_roofline_by(byspec);

@@ -271,6 +271,67 @@ md_quality(nd_report *r, nd_buf *b)
 	}
 }
 
+/* The step classes of the steady steps (nd_stepsum), a table. */
+static void
+md_step_classes(nd_report *r, nd_buf *b)
+{
+	nd_buf_adds(b, "| class | steps | median | mean | share | "
+	    "representative | period |\n"
+	    "|---|---|---|---|---|---|---|\n");
+	for (int c = 0; c < r->cl.nclass; c++) {
+		const nd_step_class *k = &r->cl.c[c];
+
+		nd_buf_addf(b, "| %s | %llu | ", k->name,
+		    (unsigned long long)k->st.count);
+		nd_fmt_dur_spaced(b, k->st.median);
+		nd_buf_adds(b, " | ");
+		nd_fmt_dur_spaced(b, k->st.mean);
+		nd_buf_adds(b, " | ");
+		put_pct(b, k->st.total, r->steady.total);
+		nd_buf_addf(b, " | %lld | ", (long long)k->representative);
+		if (k->has_period)
+			nd_buf_addf(b, "every %lld (phase %lld)",
+			    (long long)k->period, (long long)k->phase);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_addf(b, "\nClass split: r2 %.4f, gap %.4f, ratio %.4f "
+	    "(two classes need r2 >= %g, gap >= %g, ratio >= %g).\n\n",
+	    r->cl.r2, r->cl.gap, r->cl.ratio, ND_CLASS_MIN_R2,
+	    ND_CLASS_MIN_GAP, ND_CLASS_MIN_RATIO);
+}
+
+/* The steps compared across ranks: stragglers, lag and spread. */
+static void
+md_step_ranks(nd_report *r, nd_buf *b)
+{
+	nd_buf_addf(b, "Ranks: %zu steps compared across ranks "
+	    "(%s clock); largest straggler lag ", r->rank_steps,
+	    r->rank_abs ? "absolute" : "relative");
+	nd_fmt_dur_spaced(b, r->lag_max);
+	nd_buf_addf(b, " (rank %lld, step %lld); largest spread of "
+	    "step time ", (long long)r->lag_max_rank,
+	    (long long)r->lag_max_step);
+	nd_fmt_dur_spaced(b, r->spread_max);
+	nd_buf_adds(b, ".\n\n| rank | straggler in | largest lag | "
+	    "mean busy |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < r->nranks; i++) {
+		nd_buf_addf(b, "| %lld | %llu | ",
+		    (long long)r->ranks[i].rank,
+		    (unsigned long long)r->ranks[i].straggler);
+		nd_fmt_dur_spaced(b, r->ranks[i].lag_max);
+		nd_buf_adds(b, " | ");
+		if (r->ranks[i].busy_n)
+			nd_fmt_dur_spaced(b, r->ranks[i].busy_sum /
+			    (int64_t)r->ranks[i].busy_n);
+		else
+			nd_buf_adds(b, "-");
+		nd_buf_adds(b, " |\n");
+	}
+	nd_buf_adds(b, "\n");
+}
+
 static void
 md_steps(nd_report *r, nd_buf *b)
 {
@@ -323,59 +384,10 @@ md_steps(nd_report *r, nd_buf *b)
 		nd_buf_adds(b, " |\n");
 	}
 	nd_buf_adds(b, "\n");
-	if (r->steady.count > 0) {
-		nd_buf_adds(b, "| class | steps | median | mean | share | "
-		    "representative | period |\n"
-		    "|---|---|---|---|---|---|---|\n");
-		for (int c = 0; c < r->cl.nclass; c++) {
-			const nd_step_class *k = &r->cl.c[c];
-
-			nd_buf_addf(b, "| %s | %llu | ", k->name,
-			    (unsigned long long)k->st.count);
-			nd_fmt_dur_spaced(b, k->st.median);
-			nd_buf_adds(b, " | ");
-			nd_fmt_dur_spaced(b, k->st.mean);
-			nd_buf_adds(b, " | ");
-			put_pct(b, k->st.total, r->steady.total);
-			nd_buf_addf(b, " | %lld | ", (long long)k->representative);
-			if (k->has_period)
-				nd_buf_addf(b, "every %lld (phase %lld)",
-				    (long long)k->period, (long long)k->phase);
-			else
-				nd_buf_adds(b, "-");
-			nd_buf_adds(b, " |\n");
-		}
-		nd_buf_addf(b, "\nClass split: r2 %.4f, gap %.4f, ratio %.4f "
-		    "(two classes need r2 >= %g, gap >= %g, ratio >= %g).\n\n",
-		    r->cl.r2, r->cl.gap, r->cl.ratio, ND_CLASS_MIN_R2,
-		    ND_CLASS_MIN_GAP, ND_CLASS_MIN_RATIO);
-	}
-	if (r->rank_steps > 0) {
-		nd_buf_addf(b, "Ranks: %zu steps compared across ranks "
-		    "(%s clock); largest straggler lag ", r->rank_steps,
-		    r->rank_abs ? "absolute" : "relative");
-		nd_fmt_dur_spaced(b, r->lag_max);
-		nd_buf_addf(b, " (rank %lld, step %lld); largest spread of "
-		    "step time ", (long long)r->lag_max_rank,
-		    (long long)r->lag_max_step);
-		nd_fmt_dur_spaced(b, r->spread_max);
-		nd_buf_adds(b, ".\n\n| rank | straggler in | largest lag | "
-		    "mean busy |\n|---|---|---|---|\n");
-		for (size_t i = 0; i < r->nranks; i++) {
-			nd_buf_addf(b, "| %lld | %llu | ",
-			    (long long)r->ranks[i].rank,
-			    (unsigned long long)r->ranks[i].straggler);
-			nd_fmt_dur_spaced(b, r->ranks[i].lag_max);
-			nd_buf_adds(b, " | ");
-			if (r->ranks[i].busy_n)
-				nd_fmt_dur_spaced(b, r->ranks[i].busy_sum /
-				    (int64_t)r->ranks[i].busy_n);
-			else
-				nd_buf_adds(b, "-");
-			nd_buf_adds(b, " |\n");
-		}
-		nd_buf_adds(b, "\n");
-	}
+	if (r->steady.count > 0)
+		md_step_classes(r, b);
+	if (r->rank_steps > 0)
+		md_step_ranks(r, b);
 }
 
 static void
