@@ -750,6 +750,86 @@ overlap_windows(nd_context *c, struct ent *e, nd_context_rel *best)
 	}
 }
 
+/* The entry of a new span on timeline t. */
+static struct ent *
+ent_of(nd_context *c, struct tl *t, const nd_event *ev)
+{
+	struct ent *e;
+
+	e = ent_new(c);
+	nd_buf_add(&e->line, ev->line, ev->len);
+	e->pub.line = e->line.p;
+	e->pub.len = e->line.len;
+	e->pub.ts_ns = ev->ts_ns;
+	e->pub.dur_ns = ev->dur_ns;
+	e->pub.pid = ev->pid;
+	e->pub.tid = ev->tid;
+	e->pub.seq = t->nseq++;
+	e->pub.timeline = (uint32_t)(t - c->tls);
+	e->pub.source = ev->source;
+	e->end = ev->ts_ns + ev->dur_ns;
+	e->end_e = ev->dur_ns > 0 ? e->end : ev->ts_ns + 1;
+	e->dev = NO_DEV;
+	e->host = 0;
+	if (c->overlapping) {
+		if (ev->device.p != NULL)
+			e->dev = nd_intern_id(c->devs, ev->device.p,
+			    ev->device.n);
+		e->host = nd_event_kind(ev) == ND_KIND_HOST;
+	}
+
+	return e;
+}
+
+/* A new match e on timeline t: its id, and its relations to the open
+ * spans (parents), the spans before it and itself; it opens its windows
+ * (overlapping, after). */
+static uint64_t
+add_match(nd_context *c, struct tl *t, struct ent *e)
+{
+	uint64_t id;
+	struct mdesc w;
+
+	id = ++c->nmatch;
+	live_add(c, id);
+	/* Without a relate callback only the claims matter, and the
+	 * spans below stk_claimed have theirs: so many identical open
+	 * spans cost each match only the new ones. */
+	for (size_t i = c->ops.relate != NULL ? 0 : t->stk_claimed;
+	    i < t->nstk; i++)
+		if (t->stk[i] != NULL)
+			relate(c, t->stk[i], id, ND_CTX_PARENT,
+			    e->pub.ts_ns, 1);
+	if (c->ops.write != NULL || c->ops.relate == NULL)
+		t->stk_claimed = t->nstk;
+	for (size_t i = t->ring.n > (size_t)c->before ?
+	    t->ring.n - (size_t)c->before : 0; i < t->ring.n; i++)
+		relate(c, deq_at(&t->ring, i), id, ND_CTX_BEFORE,
+		    e->pub.ts_ns, 1);
+	relate(c, e, id, ND_CTX_MATCH, e->pub.ts_ns, 1);
+	w.ts = e->pub.ts_ns;
+	w.end_e = e->end_e;
+	w.pid = e->pub.pid;
+	w.match = id;
+	w.tl = e->pub.timeline;
+	w.dev = e->dev;
+	if (c->overlapping) {
+		overlap_held(c, &w);
+		win_add(c, &w);
+	}
+	if (c->after > 0) {
+		struct pend *p;
+
+		nd_grow(&t->pend, &t->cappend, t->npend + 1,
+		    sizeof *t->pend);
+		p = &t->pend[t->npend++];
+		p->match = id;
+		p->ts = e->pub.ts_ns;
+		p->left = c->after;
+	}
+	return id;
+}
+
 int
 nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
     nd_context_order *oe)
@@ -779,28 +859,7 @@ nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
 	t->last_ts = ev->ts_ns;
 	t->last_dur = ev->dur_ns;
 
-	e = ent_new(c);
-	nd_buf_add(&e->line, ev->line, ev->len);
-	e->pub.line = e->line.p;
-	e->pub.len = e->line.len;
-	e->pub.ts_ns = ev->ts_ns;
-	e->pub.dur_ns = ev->dur_ns;
-	e->pub.pid = ev->pid;
-	e->pub.tid = ev->tid;
-	e->pub.seq = t->nseq++;
-	e->pub.timeline = (uint32_t)(t - c->tls);
-	e->pub.source = ev->source;
-	e->end = ev->ts_ns + ev->dur_ns;
-	e->end_e = ev->dur_ns > 0 ? e->end : ev->ts_ns + 1;
-	e->dev = NO_DEV;
-	e->host = 0;
-	if (c->overlapping) {
-		if (ev->device.p != NULL)
-			e->dev = nd_intern_id(c->devs, ev->device.p,
-			    ev->device.n);
-		e->host = nd_event_kind(ev) == ND_KIND_HOST;
-	}
-
+	e = ent_of(c, t, ev);
 	close_before(c, t, ev->ts_ns);
 
 	/* Relations of the new span to earlier matches. */
@@ -827,49 +886,10 @@ nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
 	if (c->nwl > 0)
 		overlap_windows(c, e, &best);
 
-	if (is_match) {
-		struct mdesc w;
-
-		id = ++c->nmatch;
-		live_add(c, id);
-		/* Without a relate callback only the claims matter, and the
-		 * spans below stk_claimed have theirs: so many identical open
-		 * spans cost each match only the new ones. */
-		for (size_t i = c->ops.relate != NULL ? 0 : t->stk_claimed;
-		    i < t->nstk; i++)
-			if (t->stk[i] != NULL)
-				relate(c, t->stk[i], id, ND_CTX_PARENT,
-				    e->pub.ts_ns, 1);
-		if (c->ops.write != NULL || c->ops.relate == NULL)
-			t->stk_claimed = t->nstk;
-		for (size_t i = t->ring.n > (size_t)c->before ?
-		    t->ring.n - (size_t)c->before : 0; i < t->ring.n; i++)
-			relate(c, deq_at(&t->ring, i), id, ND_CTX_BEFORE,
-			    e->pub.ts_ns, 1);
-		relate(c, e, id, ND_CTX_MATCH, e->pub.ts_ns, 1);
-		w.ts = e->pub.ts_ns;
-		w.end_e = e->end_e;
-		w.pid = e->pub.pid;
-		w.match = id;
-		w.tl = e->pub.timeline;
-		w.dev = e->dev;
-		if (c->overlapping) {
-			overlap_held(c, &w);
-			win_add(c, &w);
-		}
-		if (c->after > 0) {
-			struct pend *p;
-
-			nd_grow(&t->pend, &t->cappend, t->npend + 1,
-			    sizeof *t->pend);
-			p = &t->pend[t->npend++];
-			p->match = id;
-			p->ts = e->pub.ts_ns;
-			p->left = c->after;
-		}
-	} else if (best.match != 0) {
+	if (is_match)
+		id = add_match(c, t, e);
+	else if (best.match != 0)
 		claim(c, e, &best);
-	}
 
 	/* Every span is a possible parent (or, once it ends, a possible
 	 * `before`) of later matches. */

@@ -2197,6 +2197,48 @@ cmp_i64(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* The devices of a snapshot, sorted, once each: those of the segments and
+ * of non-empty traces (*devsp, the caller frees); SIZE_MAX after an
+ * error. */
+static size_t
+snap_devices(struct snap *S, const nd_pkv *segs, const nd_pkv *traces,
+    int64_t **devsp)
+{
+	int64_t *devs = NULL;
+	size_t ndev = 0, capdev = 0;
+
+	for (size_t i = 0; i < nd_pk_len(segs); i++) {
+		int64_t d = 0;
+
+		(void)pk_i64(nd_pk_item(segs, i), "device", &d);
+		nd_grow(&devs, &capdev, ndev + 1, sizeof *devs);
+		devs[ndev++] = d;
+	}
+	for (size_t i = 0; i < nd_pk_len(traces); i++)
+		if (nd_pk_len(nd_pk_item(traces, i)) > 0 ||
+		    !nd_pk_isseq(nd_pk_item(traces, i))) {
+			nd_grow(&devs, &capdev, ndev + 1, sizeof *devs);
+			devs[ndev++] = (int64_t)i;
+		}
+	nd_sort(devs, ndev, sizeof *devs, cmp_i64, NULL);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < ndev; i++)
+			if (k == 0 || devs[k - 1] != devs[i])
+				devs[k++] = devs[i];
+		ndev = k;
+	}
+	if (ndev > 0 && (devs[0] < 0 || devs[ndev - 1] >= MAX_DEVICES)) {
+		serr(S, "device index %" PRId64 " is out of range",
+		    devs[0] < 0 ? devs[0] : devs[ndev - 1]);
+		*devsp = devs;
+		return SIZE_MAX;
+	}
+	*devsp = devs;
+	return ndev;
+}
+
 int
 nd_mem_snapshot(nd_mem *m, const char *source, const nd_pkv *root,
     char *msg, size_t msgsz)
@@ -2204,7 +2246,7 @@ nd_mem_snapshot(nd_mem *m, const char *source, const nd_pkv *root,
 	struct snap S;
 	const nd_pkv *segs, *traces = NULL;
 	int64_t *devs = NULL;
-	size_t ndev = 0, capdev = 0;
+	size_t ndev = 0;
 	struct dev *D = NULL;
 	int rc = -1;
 
@@ -2231,34 +2273,8 @@ nd_mem_snapshot(nd_mem *m, const char *source, const nd_pkv *root,
 			goto out;
 		}
 	}
-	/* devices: those of the segments and of non-empty traces */
-	for (size_t i = 0; i < nd_pk_len(segs); i++) {
-		int64_t d = 0;
-
-		(void)pk_i64(nd_pk_item(segs, i), "device", &d);
-		nd_grow(&devs, &capdev, ndev + 1, sizeof *devs);
-		devs[ndev++] = d;
-	}
-	for (size_t i = 0; i < nd_pk_len(traces); i++)
-		if (nd_pk_len(nd_pk_item(traces, i)) > 0 ||
-		    !nd_pk_isseq(nd_pk_item(traces, i))) {
-			nd_grow(&devs, &capdev, ndev + 1, sizeof *devs);
-			devs[ndev++] = (int64_t)i;
-		}
-	nd_sort(devs, ndev, sizeof *devs, cmp_i64, NULL);
-	{
-		size_t k = 0;
-
-		for (size_t i = 0; i < ndev; i++)
-			if (k == 0 || devs[k - 1] != devs[i])
-				devs[k++] = devs[i];
-		ndev = k;
-	}
-	if (ndev > 0 && (devs[0] < 0 || devs[ndev - 1] >= MAX_DEVICES)) {
-		serr(&S, "device index %" PRId64 " is out of range",
-		    devs[0] < 0 ? devs[0] : devs[ndev - 1]);
+	if ((ndev = snap_devices(&S, segs, traces, &devs)) == SIZE_MAX)
 		goto out;
-	}
 	find_origin(&S, traces);
 	D = nd_xcalloc(ndev + 1, sizeof *D);
 	for (size_t i = 0; i < ndev; i++) {

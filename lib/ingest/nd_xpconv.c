@@ -895,6 +895,85 @@ put_stat(nd_buf *b, const struct plane_ctx *pc, const nd_xp_stat *st,
 		put_stat_value(b, pc, st, clipped);
 }
 
+/* The args of an event whose stats repeat a key of its metadata's args:
+ * the event's stats win over the metadata's; of two with one key, the
+ * later wins. */
+static void
+put_merged_args(struct rctx *r, const struct emc *m, size_t nst)
+{
+	const struct plane_ctx *pc = r->pc;
+	nd_buf *b = r->out;
+	uint32_t stamp = next_stamp(&r->stamp, r->mark,
+	    pc->ncid);
+	int first = 1;
+
+	for (size_t i = nst; i-- > 0;) {
+		r->est[i].dup = r->mark[r->est[i].cid] == stamp;
+		r->mark[r->est[i].cid] = stamp;
+	}
+	for (uint32_t i = 0; i < m->nfrag; i++) {
+		const struct frag *f = &pc->frags[m->frag0 + i];
+
+		if (r->mark[f->cid] == stamp)
+			continue;
+		if (!first)
+			nd_buf_addc(b, ',');
+		first = 0;
+		nd_buf_add(b, pc->arena.p + f->off, f->len);
+	}
+	for (size_t i = 0; i < nst; i++) {
+		if (r->est[i].dup)
+			continue;
+		put_stat(b, pc, &r->est[i].st, first,
+		    &r->n.clipped);
+		first = 0;
+	}
+}
+
+/* The scope of an event: the first usable of the event's tf_op, the
+ * metadata's tf_op, the event's name stat, the metadata's name stat, and
+ * on framework op lines the op's own name; *snp its length. */
+static const char *
+event_scope(struct rctx *r, const struct line_ctx *lc, const struct emc *m,
+    struct path *tfop_, struct path *namestat_, size_t *snp)
+{
+	const struct plane_ctx *pc = r->pc;
+	const char *sp;
+	size_t sn;
+	struct path tfop = *tfop_, namestat = *namestat_;
+
+	sp = pc->arena.p + m->scope_off;
+	sn = m->scope_len;
+	if (tfop.kind != 0 || (namestat.kind != 0 && !m->scope_from_tfop)) {
+		const char *p;
+		size_t n;
+		struct path *pa = NULL;
+
+		if (tfop.kind != 0) {
+			path_bytes(pc, &tfop, &p, &n);
+			if (tfop_usable(p, n))
+				pa = &tfop;
+		}
+		if (pa == NULL && !m->scope_from_tfop && namestat.kind != 0)
+			pa = &namestat;
+		if (pa != NULL && pa->kind == 1) {
+			sp = pc->arena.p + pc->smc[pa->sm].scope_off;
+			sn = pc->smc[pa->sm].scope_len;
+		} else if (pa != NULL) {
+			nd_buf_reset(&r->scratch);
+			sn = scope_frag(&r->scope_tmp, pa->p, pa->n, &r->scratch,
+			    &r->n.clipped);
+			sp = r->scratch.p;
+		}
+	}
+	if (sn == 0 && lc->kind == C_FRAMEWORK) {
+		sp = pc->arena.p + m->own_off;
+		sn = m->own_len;
+	}
+	*snp = sn;
+	return sp;
+}
+
 static void
 render_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
     int64_t ts, int64_t dur, int with_args)
@@ -937,37 +1016,7 @@ render_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 	} else if (cat == C_HOST && m->python)
 		cat = C_PYTHON;
 	md_class(r, lc, ev->md, cat, &cp, &cn);
-	/* scope: the first usable of the event's tf_op, the metadata's tf_op,
-	 * the event's name stat, the metadata's name stat, and on framework
-	 * op lines the op's own name. */
-	sp = pc->arena.p + m->scope_off;
-	sn = m->scope_len;
-	if (tfop.kind != 0 || (namestat.kind != 0 && !m->scope_from_tfop)) {
-		const char *p;
-		size_t n;
-		struct path *pa = NULL;
-
-		if (tfop.kind != 0) {
-			path_bytes(pc, &tfop, &p, &n);
-			if (tfop_usable(p, n))
-				pa = &tfop;
-		}
-		if (pa == NULL && !m->scope_from_tfop && namestat.kind != 0)
-			pa = &namestat;
-		if (pa != NULL && pa->kind == 1) {
-			sp = pc->arena.p + pc->smc[pa->sm].scope_off;
-			sn = pc->smc[pa->sm].scope_len;
-		} else if (pa != NULL) {
-			nd_buf_reset(&r->scratch);
-			sn = scope_frag(&r->scope_tmp, pa->p, pa->n, &r->scratch,
-			    &r->n.clipped);
-			sp = r->scratch.p;
-		}
-	}
-	if (sn == 0 && lc->kind == C_FRAMEWORK) {
-		sp = pc->arena.p + m->own_off;
-		sn = m->own_len;
-	}
+	sp = event_scope(r, lc, m, &tfop, &namestat, &sn);
 
 	/* The fixed part, in the key order of nd_event_write. */
 	nd_buf_reserve(b, 96 + m->name_len + lc->ident.len + cn + sn +
@@ -1003,35 +1052,8 @@ render_event(struct rctx *r, const struct line_ctx *lc, const nd_xp_event *ev,
 			for (size_t i = 0; i < nst; i++)
 				put_stat(b, pc, &r->est[i].st,
 				    i == 0 && m->nfrag == 0, &r->n.clipped);
-		} else {
-			uint32_t stamp = next_stamp(&r->stamp, r->mark,
-			    pc->ncid);
-			int first = 1;
-
-			/* The event's stats win over the metadata's; of two
-			 * with one key, the later wins. */
-			for (size_t i = nst; i-- > 0;) {
-				r->est[i].dup = r->mark[r->est[i].cid] == stamp;
-				r->mark[r->est[i].cid] = stamp;
-			}
-			for (uint32_t i = 0; i < m->nfrag; i++) {
-				const struct frag *f = &pc->frags[m->frag0 + i];
-
-				if (r->mark[f->cid] == stamp)
-					continue;
-				if (!first)
-					nd_buf_addc(b, ',');
-				first = 0;
-				nd_buf_add(b, pc->arena.p + f->off, f->len);
-			}
-			for (size_t i = 0; i < nst; i++) {
-				if (r->est[i].dup)
-					continue;
-				put_stat(b, pc, &r->est[i].st, first,
-				    &r->n.clipped);
-				first = 0;
-			}
-		}
+		} else
+			put_merged_args(r, m, nst);
 		nd_buf_add(b, "}}\n", 3);
 	} else
 		nd_buf_add(b, "}\n", 2);

@@ -547,6 +547,26 @@ parse_map_entry(nd_pb *r, const nd_pb_field *ef, nd_pb_field *vf,
 	return key;
 }
 
+/* Check the stats of the metadata and of the plane now, so that a bad
+ * reference is reported before any event is. */
+static void
+check_stats(const nd_xp_plane *pl)
+{
+	nd_xp_statit si;
+	nd_xp_stat st;
+
+	for (uint32_t k = 0; k < pl->nevmd; k++) {
+		if (!pl->evmd[k].has_stats)
+			continue;
+		nd_xp_evmd_stats(&si, pl, &pl->evmd[k]);
+		while (nd_xp_stat_next(&si, &st))
+			;
+	}
+	nd_xp_plane_stats(&si, pl);
+	while (nd_xp_stat_next(&si, &st))
+		;
+}
+
 nd_xp_plane *
 nd_xp_plane_load(const nd_xspace *xs, size_t i, int want_metadata)
 {
@@ -642,23 +662,7 @@ nd_xp_plane_load(const nd_xspace *xs, size_t i, int want_metadata)
 		return pl;
 	idmap_finish(pl->ev_map, pl->nevmd);
 	idmap_finish(pl->st_map, pl->nstatmd);
-	/* Check the stats of the metadata and of the plane now, so that a bad
-	 * reference is reported before any event is. */
-	{
-		nd_xp_statit si;
-		nd_xp_stat st;
-
-		for (uint32_t k = 0; k < pl->nevmd; k++) {
-			if (!pl->evmd[k].has_stats)
-				continue;
-			nd_xp_evmd_stats(&si, pl, &pl->evmd[k]);
-			while (nd_xp_stat_next(&si, &st))
-				;
-		}
-		nd_xp_plane_stats(&si, pl);
-		while (nd_xp_stat_next(&si, &st))
-			;
-	}
+	check_stats(pl);
 	return pl;
 }
 
