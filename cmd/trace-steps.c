@@ -93,69 +93,24 @@ static void
 write_step(struct run *r, const nd_step *s, const nd_source_info *si,
     uint32_t src, int pw)
 {
-	const char *model = NULL, *key;
-	int is_dev = 0;
 	nd_stepsum_rec x;
-	nd_jw w;
+	nd_stepsum_where wh;
 
-	memset(&x, 0, sizeof x);
-	nd_buf_reset(&r->line);
-	nd_jw_init(&w, &r->line);
-	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "type", pw ? "profile_window" : "step");
-	if (si != NULL && si->path != NULL)
-		nd_jw_kcstr(&w, "source", si->path);
-	nd_jw_kint(&w, "ts_ns", s->ts);
-	nd_jw_kint(&w, "dur_ns", s->dur);
-	key = nd_steps_device(r->steps, s->dev, &model, &is_dev);
-	if (key != NULL)
-		nd_jw_kcstr(&w, is_dev ? "device" : "process", key);
+	memset(&wh, 0, sizeof wh);
+	wh.path = si != NULL ? si->path : NULL;
+	wh.key = nd_steps_device(r->steps, s->dev, &wh.model, &wh.is_dev);
 	if (si != NULL && si->has_rank) {
-		nd_jw_kint(&w, "rank", si->rank);
-		x.has_rank = 1;
-		x.rank = si->rank;
+		wh.has_rank = 1;
+		wh.rank = si->rank;
 	} else if (r->has_span_rank) {
-		nd_jw_kint(&w, "rank", r->span_rank);
-		x.has_rank = 1;
-		x.rank = r->span_rank;
+		wh.has_rank = 1;
+		wh.rank = r->span_rank;
 	}
-	if (!pw)
-		nd_jw_kint(&w, "step", s->num);
-	nd_jw_kint(&w, "compute_ns", s->bd.compute_ns);
-	nd_jw_kint(&w, "communication_ns", s->bd.communication_ns);
-	nd_jw_kint(&w, "memory_ns", s->bd.memory_ns);
-	nd_jw_kint(&w, "host_ns", s->bd.host_ns);
-	nd_jw_kint(&w, "idle_ns", s->bd.idle_ns);
-	nd_jw_kint(&w, "overlap_ns", s->bd.overlap_ns);
-	nd_jw_kint(&w, "wait_ns", s->wait_ns);
-	if (!pw)
-		nd_jw_kcstr(&w, "marker", nd_sm_name(s->marker));
-	nd_jw_kcstr(&w, "step_source", nd_ss_name(s->source));
-	nd_jw_kint(&w, "devices", s->ndev);
-	if (model != NULL)
-		nd_jw_kcstr(&w, "device_name", model);
-	if (s->has_flops) {
-		nd_jw_kdbl(&w, "flops", s->flops);
-		if (s->dur > 0)
-			nd_jw_kdbl(&w, "tflops", s->flops / (double)s->dur / 1e3);
-		if (s->peak_tflops > 0 && s->dur > 0) {
-			nd_jw_kdbl(&w, "peak_tflops", s->peak_tflops);
-			x.has_mfu = 1;
-			x.mfu = s->flops / (double)s->dur / 1e3 / s->peak_tflops;
-			nd_jw_kdbl(&w, "mfu", x.mfu);
-		}
-	}
-	nd_jw_obj_end(&w);
+	nd_buf_reset(&r->line);
+	nd_stepsum_step_write(&r->line, s, pw, &wh, &x);
 	emit(r, r->line.p, r->line.len);
-	if (pw)
-		return;
-	x.num = s->num;
-	x.ts = s->ts;
-	x.dur = s->dur;
-	x.wait = s->wait_ns;
-	x.bd = s->bd;
-	x.step_source = s->source;
-	keep_rec(r, &x, src);
+	if (!pw)
+		keep_rec(r, &x, src);
 }
 
 static void
@@ -188,40 +143,9 @@ static void
 read_step(struct run *r, const nd_event *ev)
 {
 	nd_stepsum_rec x;
-	const nd_jval *v;
-	static const char *const parts[] = {
-		"compute_ns", "communication_ns", "memory_ns", "host_ns",
-		"idle_ns", "overlap_ns", "wait_ns"
-	};
-	int64_t val[7] = { 0 };
 
-	if (!(ev->has & ND_HAS_STEP) || !(ev->has & ND_HAS_TS) ||
-	    !(ev->has & ND_HAS_DUR))
-		return;
-	memset(&x, 0, sizeof x);
-	x.num = ev->step;
-	x.ts = ev->ts_ns;
-	x.dur = ev->dur_ns;
-	if (ev->has & ND_HAS_RANK) {
-		x.has_rank = 1;
-		x.rank = ev->rank;
-	}
-	for (int i = 0; i < 7; i++)
-		if ((v = nd_event_get(ev, parts[i])) != NULL)
-			(void)nd_json_int(v, &val[i]);
-	x.bd.compute_ns = val[0];
-	x.bd.communication_ns = val[1];
-	x.bd.memory_ns = val[2];
-	x.bd.host_ns = val[3];
-	x.bd.idle_ns = val[4];
-	x.bd.overlap_ns = val[5];
-	x.wait = val[6];
-	if ((v = nd_event_get(ev, "mfu")) != NULL && v->type == ND_JNUM) {
-		x.has_mfu = 1;
-		x.mfu = nd_json_double(v);
-	}
-	x.step_source = nd_ss_of(nd_event_get(ev, "step_source"));
-	keep_rec(r, &x, ev->source);
+	if (nd_stepsum_step_read(ev, &x))
+		keep_rec(r, &x, ev->source);
 }
 
 /* ---- summary and ranks (lib/engines/nd_stepsum) ---- */

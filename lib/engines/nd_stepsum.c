@@ -735,3 +735,101 @@ nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
 	nd_stepsum_add(s, &x);
 	return 1;
 }
+
+/* ---- the step record (trace-steps(1)) ---- */
+
+void
+nd_stepsum_step_write(nd_buf *b, const nd_step *s, int pw,
+    const nd_stepsum_where *wh, nd_stepsum_rec *x)
+{
+	nd_jw w;
+
+	memset(x, 0, sizeof *x);
+	nd_jw_init(&w, b);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", pw ? "profile_window" : "step");
+	if (wh->path != NULL)
+		nd_jw_kcstr(&w, "source", wh->path);
+	nd_jw_kint(&w, "ts_ns", s->ts);
+	nd_jw_kint(&w, "dur_ns", s->dur);
+	if (wh->key != NULL)
+		nd_jw_kcstr(&w, wh->is_dev ? "device" : "process", wh->key);
+	if (wh->has_rank) {
+		nd_jw_kint(&w, "rank", wh->rank);
+		x->has_rank = 1;
+		x->rank = wh->rank;
+	}
+	if (!pw)
+		nd_jw_kint(&w, "step", s->num);
+	nd_jw_kint(&w, "compute_ns", s->bd.compute_ns);
+	nd_jw_kint(&w, "communication_ns", s->bd.communication_ns);
+	nd_jw_kint(&w, "memory_ns", s->bd.memory_ns);
+	nd_jw_kint(&w, "host_ns", s->bd.host_ns);
+	nd_jw_kint(&w, "idle_ns", s->bd.idle_ns);
+	nd_jw_kint(&w, "overlap_ns", s->bd.overlap_ns);
+	nd_jw_kint(&w, "wait_ns", s->wait_ns);
+	if (!pw)
+		nd_jw_kcstr(&w, "marker", nd_sm_name(s->marker));
+	nd_jw_kcstr(&w, "step_source", nd_ss_name(s->source));
+	nd_jw_kint(&w, "devices", s->ndev);
+	if (wh->model != NULL)
+		nd_jw_kcstr(&w, "device_name", wh->model);
+	if (s->has_flops) {
+		nd_jw_kdbl(&w, "flops", s->flops);
+		if (s->dur > 0)
+			nd_jw_kdbl(&w, "tflops", s->flops / (double)s->dur / 1e3);
+		if (s->peak_tflops > 0 && s->dur > 0) {
+			nd_jw_kdbl(&w, "peak_tflops", s->peak_tflops);
+			x->has_mfu = 1;
+			x->mfu = s->flops / (double)s->dur / 1e3 /
+			    s->peak_tflops;
+			nd_jw_kdbl(&w, "mfu", x->mfu);
+		}
+	}
+	nd_jw_obj_end(&w);
+	x->num = s->num;
+	x->ts = s->ts;
+	x->dur = s->dur;
+	x->wait = s->wait_ns;
+	x->bd = s->bd;
+	x->step_source = s->source;
+}
+
+int
+nd_stepsum_step_read(const nd_event *ev, nd_stepsum_rec *x)
+{
+	static const char *const parts[] = {
+		"compute_ns", "communication_ns", "memory_ns", "host_ns",
+		"idle_ns", "overlap_ns", "wait_ns"
+	};
+	int64_t val[7] = { 0 };
+	const nd_jval *v;
+
+	if (!(ev->has & ND_HAS_STEP) || !(ev->has & ND_HAS_TS) ||
+	    !(ev->has & ND_HAS_DUR))
+		return 0;
+	memset(x, 0, sizeof *x);
+	x->num = ev->step;
+	x->ts = ev->ts_ns;
+	x->dur = ev->dur_ns;
+	if (ev->has & ND_HAS_RANK) {
+		x->has_rank = 1;
+		x->rank = ev->rank;
+	}
+	for (int i = 0; i < 7; i++)
+		if ((v = nd_event_get(ev, parts[i])) != NULL)
+			(void)nd_json_int(v, &val[i]);
+	x->bd.compute_ns = val[0];
+	x->bd.communication_ns = val[1];
+	x->bd.memory_ns = val[2];
+	x->bd.host_ns = val[3];
+	x->bd.idle_ns = val[4];
+	x->bd.overlap_ns = val[5];
+	x->wait = val[6];
+	if ((v = nd_event_get(ev, "mfu")) != NULL && v->type == ND_JNUM) {
+		x->has_mfu = 1;
+		x->mfu = nd_json_double(v);
+	}
+	x->step_source = nd_ss_of(nd_event_get(ev, "step_source"));
+	return 1;
+}

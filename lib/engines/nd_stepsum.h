@@ -170,6 +170,24 @@ int nd_stepsum_window(size_t n, int64_t warmup, int drop_last,
 
 /* --- records (trace-steps(1)) --- */
 
+/* Where a step was measured, for its record. */
+typedef struct nd_stepsum_where {
+	const char *path;	/* the source's, or NULL */
+	const char *key;	/* device (is_dev) or process key, or NULL */
+	int is_dev;
+	const char *model;	/* device_name, or NULL */
+	int has_rank;
+	int64_t rank;
+} nd_stepsum_where;
+
+/* The "step" record of step s (with pw, the "profile_window" record of a
+ * device without steps) and its newline, appended to b; *x gets what the
+ * summary keeps of it.  nd_stepsum_step_read is its reader: 1 and *x for a
+ * record with step, ts_ns and dur_ns, else 0. */
+void nd_stepsum_step_write(nd_buf *b, const nd_step *s, int pw,
+    const nd_stepsum_where *wh, nd_stepsum_rec *x);
+int nd_stepsum_step_read(const nd_event *ev, nd_stepsum_rec *x);
+
 /* The source's path for the rank records, or NULL. */
 typedef const char *nd_stepsum_path_fn(void *ctx, uint32_t source);
 
