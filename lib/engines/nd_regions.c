@@ -71,6 +71,7 @@ nd_regions_free(nd_regions *r)
 {
 	if (r == NULL)
 		return;
+	nd_scan_free(r->sc);
 	nd_rtree_free(r->tree);
 	nd_prov_free(&r->prov);
 	nd_agg_free(r->agg);

@@ -275,7 +275,7 @@ strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 	int cls;
 
 	if (role->role == ND_ROLE_HOST) {
-		cls = SC_HOST;
+		cls = ND_SVG_HOST;
 		o = ring_slot(&s->cur, ev->ts_ns, ev->dur_ns, 1);
 	} else {
 		/* every device kept and none of this source: nothing to do */
@@ -286,13 +286,13 @@ strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 		if ((d = strip_dev(r, k, n, 1)) == NULL)
 			return;
 		if (role->cat == ND_CAT_COMM)
-			cls = SC_COMM;
+			cls = ND_SVG_COMM;
 		else if (role->cat == ND_CAT_MEMORY)
-			cls = SC_MEMORY;
+			cls = ND_SVG_MEMORY;
 		else if (ev->cls.p != NULL && !nd_str_eq(ev->cls, "compute"))
-			cls = SC_OTHER;
+			cls = ND_SVG_OTHER;
 		else
-			cls = SC_COMPUTE;
+			cls = ND_SVG_COMPUTE;
 		o = ring_slot(&d->ops, ev->ts_ns, ev->dur_ns, 0);
 	}
 	if (o == NULL)

@@ -60,42 +60,6 @@ h_esc_inline(nd_buf *b, const char *s, size_t n)
 		nd_buf_adds(b, "</strong>");
 }
 
-/* --- what the SVG charts share --- */
-
-const char *const nd_rep_sc_color[SC_N] = { "#4e79a7", "#e15759",
-	"#f28e2b", "#bab0ac", "#b07aa1" };
-
-/* text for SVG and HTML: controls as visible escapes (nd_text_visible),
- * then the XML specials escaped, nothing else interpreted; n bytes of s */
-static void
-svg_textn(nd_buf *b, const char *s, size_t n)
-{
-	nd_buf vis = ND_BUF_INIT;
-
-	nd_text_visible(&vis, s, n);
-	s = vis.p != NULL ? vis.p : "";
-	n = vis.len;
-	for (const char *e = s + n; s < e; s++) {
-		if (*s == '<')
-			nd_buf_adds(b, "&lt;");
-		else if (*s == '>')
-			nd_buf_adds(b, "&gt;");
-		else if (*s == '&')
-			nd_buf_adds(b, "&amp;");
-		else if (*s == '"')
-			nd_buf_adds(b, "&quot;");
-		else
-			nd_buf_addc(b, *s);
-	}
-	nd_buf_free(&vis);
-}
-
-void
-nd_rep_svg_text(nd_buf *b, const char *s)
-{
-	svg_textn(b, s, strlen(s));
-}
-
 /* The full names of the names the tables show shortened (nd_name_short),
  * by their short form, for a title on hover; a short form of two names
  * gets none. */
@@ -191,7 +155,7 @@ h_row(nd_buf *b, const char *s, size_t n, const char *cell,
 		nd_buf_addf(b, "<%s", cell);
 		if ((full = full_of(f, s + start, len)) != NULL) {
 			nd_buf_adds(b, " title=\"");
-			nd_rep_svg_text(b, full);
+			nd_svg_text(b, full);
 			nd_buf_adds(b, "\"");
 		}
 		nd_buf_adds(b, ">");
@@ -200,116 +164,6 @@ h_row(nd_buf *b, const char *s, size_t n, const char *cell,
 		start = i + 1;
 	}
 	nd_buf_adds(b, "</tr>\n");
-}
-
-/* The hatchings of a chart, ids nd-PREFIX-host (device idle while the host
- * works) and nd-PREFIX-idle (device idle): ids unique in the page. */
-void
-nd_rep_svg_defs(nd_buf *b, const char *p)
-{
-	nd_buf_addf(b, "<defs><pattern id=\"nd-%s-host\" width=\"6\" "
-	    "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\""
-	    "rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f3e8f0\"/>"
-	    "<rect width=\"2\" height=\"6\" fill=\"#b07aa1\"/></pattern>"
-	    "<pattern id=\"nd-%s-idle\" width=\"6\" height=\"6\" "
-	    "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(-45)\">"
-	    "<rect width=\"6\" height=\"6\" fill=\"#fff\"/><rect width=\"2\" "
-	    "height=\"6\" fill=\"#777\"/></pattern></defs>\n", p, p);
-}
-
-/* The width of a label of nchars characters: the widest digit of the
- * usual sans-serif fonts (DejaVu Sans 0.64 em; "ms" 1.5 em), with a margin. */
-double
-nd_rep_text_w(size_t nchars, double font_size)
-{
-	return (double)nchars * font_size * 0.68;
-}
-
-/* A tick of 1, 2 or 5 times a power of ten: at most n + 1 ticks to max. */
-int64_t
-nd_rep_tick(int64_t max, int n)
-{
-	int64_t tick;
-
-	for (tick = 1; tick * n < max;) {
-		if (tick * 2 * n >= max)
-			return tick * 2;
-		if (tick * 5 * n >= max)
-			return tick * 5;
-		tick *= 10;
-	}
-	return tick;
-}
-
-/* A value t of a time axis whose ticks are tick apart, up to max: in the
- * unit of max, with the decimals the tick needs ("0", "0.5 ms", "200 ms"). */
-void
-nd_rep_axis_dur(nd_buf *b, int64_t t, int64_t tick, int64_t max)
-{
-	static const int64_t div[] = { 1, 1000, 1000000, 1000000000 };
-	static const char *const unit[] = { "ns", "us", "ms", "s" };
-	int k = 0, dec = 0;
-
-	if (t == 0) {
-		nd_buf_adds(b, "0");
-		return;
-	}
-	while (k < 3 && max >= div[k + 1])
-		k++;
-	for (int64_t d = div[k]; d > tick && d > 1 && dec < 9; d /= 10)
-		dec++;
-	nd_buf_addf(b, "%.*f %s", dec, (double)t / (double)div[k], unit[k]);
-}
-
-static int
-lab_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct nd_rep_lab *v = ctx;
-	const struct nd_rep_lab *x = &v[*(const size_t *)a];
-	const struct nd_rep_lab *y = &v[*(const size_t *)b];
-
-	if (x->pri != y->pri)
-		return x->pri > y->pri ? -1 : 1;
-	if (x->x != y->x)
-		return x->x < y->x ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
-}
-
-/* Labels on one line: by priority, each is drawn (ok) when it lies in
- * [lo, hi] and keeps 2 px from every label drawn before it, at most max.
- * The drawn are at most (hi - lo) / their narrowest width, so the check
- * costs that much a label. */
-size_t
-nd_rep_lab_fit(struct nd_rep_lab *v, size_t n, double lo, double hi,
-    size_t max)
-{
-	size_t *ord = nd_xmalloc((n ? n : 1) * sizeof *ord), *kept;
-	size_t nk = 0;
-
-	kept = nd_xmalloc((n ? n : 1) * sizeof *kept);
-	for (size_t i = 0; i < n; i++) {
-		ord[i] = i;
-		v[i].ok = 0;
-	}
-	nd_sort(ord, n, sizeof *ord, lab_cmp, v);
-	for (size_t k = 0; k < n && nk < max; k++) {
-		struct nd_rep_lab *l = &v[ord[k]];
-		int ok = l->x >= lo - 0.01 && l->x + l->w <= hi + 0.01;
-
-		for (size_t j = 0; j < nk && ok; j++) {
-			const struct nd_rep_lab *o = &v[kept[j]];
-
-			if (l->x < o->x + o->w + 2 && o->x < l->x + l->w + 2)
-				ok = 0;
-		}
-		if (ok) {
-			l->ok = 1;
-			kept[nk++] = ord[k];
-		}
-	}
-	free(ord);
-	free(kept);
-	return nk;
 }
 
 /* The parts of a breakdown, in the order of trace-steps(1): compute
@@ -339,8 +193,8 @@ bk_fill(nd_buf *b, int c, const char *p)
 	else if (c == BK_IDLE)
 		nd_buf_addf(b, "url(#nd-%s-idle)", p);
 	else
-		nd_buf_adds(b, nd_rep_sc_color[c == BK_COMPUTE ? SC_COMPUTE :
-		    c == BK_COMM ? SC_COMM : SC_MEMORY]);
+		nd_buf_adds(b, nd_svg_class_color[c == BK_COMPUTE ? ND_SVG_COMPUTE :
+		    c == BK_COMM ? ND_SVG_COMM : ND_SVG_MEMORY]);
 }
 
 /* One stacked bar of bd (total ns) at (x, y), w by h: each part with its
@@ -367,7 +221,7 @@ bk_bar(nd_buf *b, const nd_breakdown *bd, int64_t total, double x, double y,
 		bk_fill(b, c, p);
 		nd_buf_adds(b, "\"/>");
 		snprintf(pct, sizeof pct, "%.0f%%", nd_rep_pct(part[c], total));
-		if (pw >= nd_rep_text_w(strlen(pct), 10) + 4 && h >= 12)
+		if (pw >= nd_svg_text_w(strlen(pct), 10) + 4 && h >= 12)
 			nd_buf_addf(b, "<text x=\"%.2f\" y=\"%.0f\" "
 			    "font-size=\"10\" text-anchor=\"middle\" %s>%s"
 			    "</text>", x + pw / 2, y + h / 2 + 4, c < BK_HOST ?
@@ -402,7 +256,7 @@ bk_legend(nd_buf *b, double x0, double y, double w, const char *p,
 			nd_fmt_dur_spaced(&t, part[c]);
 			nd_buf_adds(&t, ")");
 		}
-		tw = 14 + nd_rep_text_w(t.len, 11) + 8;
+		tw = 14 + nd_svg_text_w(t.len, 11) + 8;
 		if (x > x0 && x + tw > x0 + w) {
 			x = x0;
 			y += 16;
@@ -447,19 +301,19 @@ static void
 steps_value_labels(nd_report *r, nd_buf *b, size_t m, double bw,
     int64_t max)
 {
-	struct nd_rep_lab *lab = nd_xcalloc(m, sizeof *lab);
+	struct nd_svg_label *lab = nd_xcalloc(m, sizeof *lab);
 	nd_buf t = ND_BUF_INIT;
 
 	for (size_t i = 0; i < m; i++) {
 		nd_buf_reset(&t);
 		nd_fmt_dur_spaced(&t, r->cl_dur[i]);
-		lab[i].w = nd_rep_text_w(t.len, 10);
+		lab[i].w = nd_svg_text_w(t.len, 10);
 		lab[i].x = SV_L + ((double)i + 0.5) * bw - lab[i].w / 2;
 		lab[i].pri = (double)r->cl_dur[i];
 		if (!steps_lab_clear(r, m, i, bw, lab[i].x, lab[i].w))
 			lab[i].pri = -1;
 	}
-	nd_rep_lab_fit(lab, m, SV_L, SV_W - SV_R, m);
+	nd_svg_label_fit(lab, m, SV_L, SV_W - SV_R, m);
 	for (size_t i = 0; i < m; i++) {
 		if (!lab[i].ok || lab[i].pri < 0)
 			continue;
@@ -478,14 +332,14 @@ steps_value_labels(nd_report *r, nd_buf *b, size_t m, double bw,
 static void
 steps_num_labels(nd_report *r, nd_buf *b, size_t m, double bw)
 {
-	struct nd_rep_lab *lab = nd_xcalloc(m, sizeof *lab);
+	struct nd_svg_label *lab = nd_xcalloc(m, sizeof *lab);
 	double wmax = 0;
 	int64_t k = 1;
 	char t[32];
 
 	for (size_t i = 0; i < m; i++) {
 		snprintf(t, sizeof t, "%lld", (long long)r->cl_num[i]);
-		lab[i].w = nd_rep_text_w(strlen(t), 10);
+		lab[i].w = nd_svg_text_w(strlen(t), 10);
 		lab[i].x = SV_L + ((double)i + 0.5) * bw - lab[i].w / 2;
 		if (lab[i].w > wmax)
 			wmax = lab[i].w;
@@ -496,7 +350,7 @@ steps_num_labels(nd_report *r, nd_buf *b, size_t m, double bw)
 	for (size_t i = 0; i < m; i++)
 		lab[i].pri = i == 0 || i + 1 == m ? 2 :
 		    r->cl_num[i] % k == 0 ? 1 : -1;
-	nd_rep_lab_fit(lab, m, SV_L - 8, SV_W, m);
+	nd_svg_label_fit(lab, m, SV_L - 8, SV_W, m);
 	for (size_t i = 0; i < m; i++) {
 		double cx = SV_L + ((double)i + 0.5) * bw;
 
@@ -514,7 +368,7 @@ steps_num_labels(nd_report *r, nd_buf *b, size_t m, double bw)
 static void
 steps_axis(nd_buf *b, int64_t max)
 {
-	int64_t tick = nd_rep_tick(max, 5);
+	int64_t tick = nd_svg_tick(max, 5);
 
 	nd_buf_adds(b, "<g class=\"axis\"><text x=\"0\" y=\"12\" "
 	    "font-size=\"11\">step time</text>\n");
@@ -525,7 +379,7 @@ steps_axis(nd_buf *b, int64_t max)
 		    "y2=\"%.2f\" stroke=\"#ddd\"/><text x=\"%.0f\" y=\"%.2f\" "
 		    "font-size=\"10\" text-anchor=\"end\">", SV_L - 4, y,
 		    SV_W - SV_R, y, SV_L - 6, y + 3);
-		nd_rep_axis_dur(b, t, tick, max);
+		nd_svg_axis_dur(b, t, tick, max);
 		nd_buf_adds(b, "</text>\n");
 	}
 	nd_buf_addf(b, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
@@ -589,7 +443,7 @@ svg_label(nd_buf *b, const char *s, size_t fit, double x, double y, int fs)
 	nd_buf_addf(b, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%d\">", x, y,
 	    fs);
 	if (n <= fit) {
-		nd_rep_svg_text(b, s);
+		nd_svg_text(b, s);
 	} else {
 		const char *t = s + n - (fit - 1);
 
@@ -597,9 +451,9 @@ svg_label(nd_buf *b, const char *s, size_t fit, double x, double y, int fs)
 		while (((unsigned char)*t & 0xc0) == 0x80)
 			t++;
 		nd_buf_adds(b, "<title>");
-		nd_rep_svg_text(b, s);
+		nd_svg_text(b, s);
 		nd_buf_adds(b, "</title>\xe2\x80\xa6");
-		nd_rep_svg_text(b, t);
+		nd_svg_text(b, t);
 	}
 	nd_buf_adds(b, "</text>\n");
 }
@@ -628,7 +482,7 @@ svg_breakdown(nd_report *r, nd_buf *b)
 	    "width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"time "
 	    "breakdown\"><rect width=\"100%%\" height=\"100%%\" "
 	    "fill=\"#fff\"/>\n", x0 + w + 20, y + 70);
-	nd_rep_svg_defs(b, "bd");
+	nd_svg_defs(b, "bd");
 	rows = 0;
 	for (size_t i = 0; i < r->ndevbd; i++) {
 		double ry = rowh * (double)rows;
@@ -636,7 +490,7 @@ svg_breakdown(nd_report *r, nd_buf *b)
 		if (r->devbd[i].total == 0)
 			continue;
 		svg_label(b, nd_rep_dev_label(r, r->devbd[i].dev, lab,
-		    sizeof lab), (size_t)((x0 - 8) / nd_rep_text_w(1, 12)), 0,
+		    sizeof lab), (size_t)((x0 - 8) / nd_svg_text_w(1, 12)), 0,
 		    ry + 15, 12);
 		bk_bar(b, &r->devbd[i].bd, r->devbd[i].total, x0, ry + 2, w,
 		    rowh - 4, "bd");
@@ -707,23 +561,23 @@ svg_regions(nd_report *r, nd_buf *b)
 			nd_rep_reg_path(r, t, &path);
 			/* the title of the group: the rect and its label */
 			nd_buf_adds(b, "<g><title>");
-			svg_textn(b, path.p, path.len);
+			nd_svg_textn(b, path.p, path.len);
 			nd_buf_adds(b, ": ");
 			nd_fmt_dur_spaced(b, t->self);
 			nd_buf_addf(b, "</title><rect x=\"%.2f\" y=\"%.0f\" "
 			    "width=\"%.2f\" height=\"%.0f\" fill=\"%s\" "
 			    "stroke=\"#fff\"/>", x0[id], rowh * (t->depth - 1),
-			    pw, rowh - 2, nd_rep_sc_color[(t->depth - 1) % 2 ?
-			    SC_COMPUTE : SC_MEMORY]);
+			    pw, rowh - 2, nd_svg_class_color[(t->depth - 1) % 2 ?
+			    ND_SVG_COMPUTE : ND_SVG_MEMORY]);
 			if (pw > 40) {
 				size_t fit = (size_t)((pw - 6) /
-				    nd_rep_text_w(1, 11));
+				    nd_svg_text_w(1, 11));
 
 				nd_buf_addf(b, "<text x=\"%.2f\" y=\"%.0f\" "
 				    "font-size=\"11\" fill=\"#fff\">", x0[id] + 3,
 				    rowh * (t->depth - 1) + 14);
 				if (t->seglen <= fit)
-					svg_textn(b, t->seg, t->seglen);
+					nd_svg_textn(b, t->seg, t->seglen);
 				else if (fit > 1) {
 					size_t k = fit - 1;
 
@@ -731,7 +585,7 @@ svg_regions(nd_report *r, nd_buf *b)
 					while (k > 0 && ((unsigned char)t->seg[k] &
 					    0xc0) == 0x80)
 						k--;
-					svg_textn(b, t->seg, k);
+					nd_svg_textn(b, t->seg, k);
 					nd_buf_adds(b, "\xe2\x80\xa6");
 				}
 				nd_buf_adds(b, "</text>");
@@ -859,7 +713,7 @@ sum_bar(nd_report *r, nd_buf *b, const struct hhead *bdh)
 	    "width=\"720\" height=\"%.0f\" role=\"img\" aria-label=\"where "
 	    "the time went\"><rect width=\"100%%\" height=\"100%%\" "
 	    "fill=\"#fff\"/>\n", 40 + lh);
-	nd_rep_svg_defs(b, "sum");
+	nd_svg_defs(b, "sum");
 	bk_bar(b, &r->dbd, r->dbd_total, 0, 4, 700, 26, "sum");
 	nd_buf_add(b, lg.p, lg.len);
 	nd_buf_adds(b, "</svg><figcaption>Where the time went: every device "
@@ -910,7 +764,7 @@ h_summary(nd_report *r, nd_buf *b, const nd_buf *md, const struct hhead *h,
 		if (x != NULL)
 			nd_buf_addf(b, "<a href=\"#%s\">", x->id);
 		nd_buf_addf(b, "<strong>%s</strong>%s: ", id, x ? "</a>" : "");
-		nd_rep_svg_text(b, f->statement ? f->statement : "-");
+		nd_svg_text(b, f->statement ? f->statement : "-");
 		nd_buf_adds(b, ".");
 		if (f->explains_ns > 0) {
 			nd_buf_adds(b, " <span class=\"explains\">Explains ");
@@ -1012,80 +866,80 @@ static const char h_script[] = "<script id=\"nd-ui\">\n"
     " * a timeline: the wheel, + and - zoom around the pointer, 0 resets. */\n"
     "var unit = { ns: 1, us: 1e3, \"\\u00b5s\": 1e3, ms: 1e6, s: 1e9 };\n"
     "function value(t) {\n"
-    "\tvar m = /^\\s*([+-]?[0-9][0-9,]*(?:\\.[0-9]+)?)\\s*(ns|us|\\u00b5s|ms|s)?\\b/.exec(t);\n"
-    "\treturn m ? parseFloat(m[1].replace(/,/g, \"\")) * (unit[m[2]] || 1) : NaN;\n"
+    "  var m = /^\\s*([+-]?[0-9][0-9,]*(?:\\.[0-9]+)?)\\s*(ns|us|\\u00b5s|ms|s)?\\b/.exec(t);\n"
+    "  return m ? parseFloat(m[1].replace(/,/g, \"\")) * (unit[m[2]] || 1) : NaN;\n"
     "}\n"
     "function body(tb) { return [].slice.call(tb.rows, 1); }\n"
     "function sort(tb, col, th) {\n"
-    "\tvar rows = body(tb), num = rows.every(function (r) {\n"
-    "\t\tvar c = r.cells[col];\n"
-    "\t\treturn !c || c.textContent.trim() === \"\" || !isNaN(value(c.textContent));\n"
-    "\t});\n"
-    "\tvar dir = th.getAttribute(\"aria-sort\") === (num ? \"descending\" : \"ascending\") ? -1 : 1;\n"
-    "\tif (num) dir = -dir;\n"
-    "\trows.sort(function (a, b) {\n"
-    "\t\tvar x = a.cells[col] ? a.cells[col].textContent : \"\";\n"
-    "\t\tvar y = b.cells[col] ? b.cells[col].textContent : \"\";\n"
-    "\t\tif (num) return dir * ((value(x) || 0) - (value(y) || 0));\n"
-    "\t\treturn dir * (x < y ? -1 : x > y ? 1 : 0);\n"
-    "\t});\n"
-    "\t[].forEach.call(tb.rows[0].cells, function (h) { h.removeAttribute(\"aria-sort\"); });\n"
-    "\tth.setAttribute(\"aria-sort\", dir > 0 ? \"ascending\" : \"descending\");\n"
-    "\trows.forEach(function (r) { r.parentNode.appendChild(r); });\n"
+    "  var rows = body(tb), num = rows.every(function (r) {\n"
+    "    var c = r.cells[col];\n"
+    "    return !c || c.textContent.trim() === \"\" || !isNaN(value(c.textContent));\n"
+    "  });\n"
+    "  var dir = th.getAttribute(\"aria-sort\") === (num ? \"descending\" : \"ascending\") ? -1 : 1;\n"
+    "  if (num) dir = -dir;\n"
+    "  rows.sort(function (a, b) {\n"
+    "    var x = a.cells[col] ? a.cells[col].textContent : \"\";\n"
+    "    var y = b.cells[col] ? b.cells[col].textContent : \"\";\n"
+    "    if (num) return dir * ((value(x) || 0) - (value(y) || 0));\n"
+    "    return dir * (x < y ? -1 : x > y ? 1 : 0);\n"
+    "  });\n"
+    "  [].forEach.call(tb.rows[0].cells, function (h) { h.removeAttribute(\"aria-sort\"); });\n"
+    "  th.setAttribute(\"aria-sort\", dir > 0 ? \"ascending\" : \"descending\");\n"
+    "  rows.forEach(function (r) { r.parentNode.appendChild(r); });\n"
     "}\n"
     "function filter(tb, q) {\n"
-    "\tq = q.toLowerCase();\n"
-    "\tbody(tb).forEach(function (r) {\n"
-    "\t\tvar t = r.textContent;\n"
-    "\t\t[].forEach.call(r.cells, function (c) { t += \" \" + (c.title || \"\"); });\n"
-    "\t\tr.style.display = t.toLowerCase().indexOf(q) >= 0 ? \"\" : \"none\";\n"
-    "\t});\n"
+    "  q = q.toLowerCase();\n"
+    "  body(tb).forEach(function (r) {\n"
+    "    var t = r.textContent;\n"
+    "    [].forEach.call(r.cells, function (c) { t += \" \" + (c.title || \"\"); });\n"
+    "    r.style.display = t.toLowerCase().indexOf(q) >= 0 ? \"\" : \"none\";\n"
+    "  });\n"
     "}\n"
     "[].forEach.call(document.querySelectorAll(\"table\"), function (tb) {\n"
-    "\tif (tb.rows.length < 2) return;\n"
-    "\t[].forEach.call(tb.rows[0].cells, function (th, col) {\n"
-    "\t\tth.tabIndex = 0;\n"
-    "\t\tth.className = \"nd-sort\";\n"
-    "\t\tth.title = \"sort by \" + th.textContent;\n"
-    "\t\tth.addEventListener(\"click\", function () { sort(tb, col, th); });\n"
-    "\t\tth.addEventListener(\"keydown\", function (e) {\n"
-    "\t\t\tif (e.key === \"Enter\") sort(tb, col, th);\n"
-    "\t\t});\n"
-    "\t});\n"
-    "\tif (tb.rows.length > 3) {\n"
-    "\t\tvar f = document.createElement(\"input\");\n"
-    "\t\tf.type = \"search\";\n"
-    "\t\tf.className = \"nd-filter\";\n"
-    "\t\tf.placeholder = \"filter rows\";\n"
-    "\t\tf.setAttribute(\"aria-label\", \"filter the rows of the next table\");\n"
-    "\t\tf.addEventListener(\"input\", function () { filter(tb, f.value); });\n"
-    "\t\ttb.parentNode.insertBefore(f, tb);\n"
-    "\t}\n"
+    "  if (tb.rows.length < 2) return;\n"
+    "  [].forEach.call(tb.rows[0].cells, function (th, col) {\n"
+    "    th.tabIndex = 0;\n"
+    "    th.className = \"nd-sort\";\n"
+    "    th.title = \"sort by \" + th.textContent;\n"
+    "    th.addEventListener(\"click\", function () { sort(tb, col, th); });\n"
+    "    th.addEventListener(\"keydown\", function (e) {\n"
+    "      if (e.key === \"Enter\") sort(tb, col, th);\n"
+    "    });\n"
+    "  });\n"
+    "  if (tb.rows.length > 3) {\n"
+    "    var f = document.createElement(\"input\");\n"
+    "    f.type = \"search\";\n"
+    "    f.className = \"nd-filter\";\n"
+    "    f.placeholder = \"filter rows\";\n"
+    "    f.setAttribute(\"aria-label\", \"filter the rows of the next table\");\n"
+    "    f.addEventListener(\"input\", function () { filter(tb, f.value); });\n"
+    "    tb.parentNode.insertBefore(f, tb);\n"
+    "  }\n"
     "});\n"
     "[].forEach.call(document.querySelectorAll('svg[aria-label^=\"timeline\"]'), function (sv) {\n"
-    "\tvar W = +sv.getAttribute(\"width\"), H = +sv.getAttribute(\"height\");\n"
-    "\tvar v = { x: 0, y: 0, w: W, h: H };\n"
-    "\tfunction set() { sv.setAttribute(\"viewBox\", v.x + \" \" + v.y + \" \" + v.w + \" \" + v.h); }\n"
-    "\tfunction zoom(k, fx, fy) {\n"
-    "\t\tvar w = Math.min(W, Math.max(W / 64, v.w / k)), h = w * H / W;\n"
-    "\t\tv.x = Math.min(W - w, Math.max(0, v.x + (v.w - w) * fx));\n"
-    "\t\tv.y = Math.min(H - h, Math.max(0, v.y + (v.h - h) * fy));\n"
-    "\t\tv.w = w; v.h = h; set();\n"
-    "\t}\n"
-    "\tset();\n"
-    "\tsv.tabIndex = 0;\n"
-    "\tsv.addEventListener(\"wheel\", function (e) {\n"
-    "\t\tvar r = sv.getBoundingClientRect();\n"
-    "\t\te.preventDefault();\n"
-    "\t\tzoom(e.deltaY < 0 ? 1.25 : 0.8, (e.clientX - r.left) / r.width,\n"
-    "\t\t    (e.clientY - r.top) / r.height);\n"
-    "\t});\n"
-    "\tsv.addEventListener(\"keydown\", function (e) {\n"
-    "\t\tif (e.key === \"+\" || e.key === \"=\") zoom(1.25, 0.5, 0.5);\n"
-    "\t\telse if (e.key === \"-\") zoom(0.8, 0.5, 0.5);\n"
-    "\t\telse if (e.key === \"0\") { v = { x: 0, y: 0, w: W, h: H }; set(); }\n"
-    "\t});\n"
-    "\tsv.addEventListener(\"dblclick\", function () { v = { x: 0, y: 0, w: W, h: H }; set(); });\n"
+    "  var W = +sv.getAttribute(\"width\"), H = +sv.getAttribute(\"height\");\n"
+    "  var v = { x: 0, y: 0, w: W, h: H };\n"
+    "  function set() { sv.setAttribute(\"viewBox\", v.x + \" \" + v.y + \" \" + v.w + \" \" + v.h); }\n"
+    "  function zoom(k, fx, fy) {\n"
+    "    var w = Math.min(W, Math.max(W / 64, v.w / k)), h = w * H / W;\n"
+    "    v.x = Math.min(W - w, Math.max(0, v.x + (v.w - w) * fx));\n"
+    "    v.y = Math.min(H - h, Math.max(0, v.y + (v.h - h) * fy));\n"
+    "    v.w = w; v.h = h; set();\n"
+    "  }\n"
+    "  set();\n"
+    "  sv.tabIndex = 0;\n"
+    "  sv.addEventListener(\"wheel\", function (e) {\n"
+    "    var r = sv.getBoundingClientRect();\n"
+    "    e.preventDefault();\n"
+    "    zoom(e.deltaY < 0 ? 1.25 : 0.8, (e.clientX - r.left) / r.width,\n"
+    "        (e.clientY - r.top) / r.height);\n"
+    "  });\n"
+    "  sv.addEventListener(\"keydown\", function (e) {\n"
+    "    if (e.key === \"+\" || e.key === \"=\") zoom(1.25, 0.5, 0.5);\n"
+    "    else if (e.key === \"-\") zoom(0.8, 0.5, 0.5);\n"
+    "    else if (e.key === \"0\") { v = { x: 0, y: 0, w: W, h: H }; set(); }\n"
+    "  });\n"
+    "  sv.addEventListener(\"dblclick\", function () { v = { x: 0, y: 0, w: W, h: H }; set(); });\n"
     "});\n"
     "})();\n"
     "</script>\n";

@@ -17,6 +17,7 @@
 #define ND_REPORT_INT_H
 
 #include "nd_report.h"
+#include "nd_svg.h"
 
 #include "nd_agg.h"
 #include "nd_by.h"
@@ -329,8 +330,6 @@ struct nd_report {
 #define STRIP_X0 10
 #define STRIP_LANE 10
 
-enum { SC_COMPUTE, SC_COMM, SC_MEMORY, SC_OTHER, SC_HOST, SC_N };
-
 struct sop {
 	int64_t ts, dur;
 	uint32_t name;		/* in strip->names */
@@ -429,20 +428,6 @@ int nd_rep_is_comparison(const nd_report *r);
 
 /* nd_report_findings.c */
 void nd_rep_model_findings(nd_report *r);
-
-/* nd_report_html.c: what the SVG charts share */
-extern const char *const nd_rep_sc_color[SC_N];
-struct nd_rep_lab {		/* a text label: left edge, width (px) */
-	double x, w, pri;	/* higher pri placed first */
-	int ok;			/* set by nd_rep_lab_fit: drawn */
-};
-void nd_rep_svg_text(nd_buf *b, const char *s);
-void nd_rep_svg_defs(nd_buf *b, const char *prefix);
-double nd_rep_text_w(size_t nchars, double font_size);
-int64_t nd_rep_tick(int64_t max, int n);
-void nd_rep_axis_dur(nd_buf *b, int64_t t, int64_t tick, int64_t max);
-size_t nd_rep_lab_fit(struct nd_rep_lab *v, size_t n, double lo, double hi,
-    size_t max);
 
 /* nd_report_pipe.c: the Pipeline section */
 void nd_rep_pipe_model(nd_report *r);

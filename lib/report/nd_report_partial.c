@@ -949,7 +949,7 @@ read_sop(struct rd *d, struct strip *s)
 	char *name = gets_(d, "name");
 	struct sop *o;
 
-	if (cls < 0 || cls >= SC_N || name == NULL || g->n == STRIP_RING)
+	if (cls < 0 || cls >= ND_SVG_NCLASS || name == NULL || g->n == STRIP_RING)
 		bad(d, name == NULL ? "name" : "cls");
 	nd_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
 	o = &g->v[g->n++];

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const sc_name[SC_N] = { "compute", "communication",
+static const char *const sc_name[ND_SVG_NCLASS] = { "compute", "communication",
 	"memory", "other", "host" };
 
 static int
@@ -187,25 +187,25 @@ strip_lane(nd_report *r, nd_buf *b, const struct sclip *v, size_t n,
 		w = (double)(pe - ps) * scale;
 		nd_buf_addf(b, "<rect class=\"%s\" x=\"%.2f\" y=\"%.0f\" "
 		    "width=\"%.2f\" height=\"%d\" fill=\"%s\"",
-		    v[i].cls == SC_HOST ? "host" : "op", x, y, w < 1 ? 1.0 : w,
-		    STRIP_LANE - 1, nd_rep_sc_color[v[i].cls]);
+		    v[i].cls == ND_SVG_HOST ? "host" : "op", x, y, w < 1 ? 1.0 : w,
+		    STRIP_LANE - 1, nd_svg_class_color[v[i].cls]);
 		/* a merged piece with idle time inside: lighter */
 		if (busy < pe - ps)
 			nd_buf_addf(b, " fill-opacity=\"%.2f\"", 0.3 + 0.7 *
 			    (double)busy / (double)(pe - ps));
 		nd_buf_adds(b, "><title>");
 		if (j - i == 1) {
-			nd_rep_svg_text(b, nd_intern_str(s->names, v[i].name,
+			nd_svg_text(b, nd_intern_str(s->names, v[i].name,
 			    NULL));
 			nd_buf_adds(b, ": ");
 			nd_fmt_dur_spaced(b, v[i].dur);
 		} else {
 			nd_buf_addf(b, "%zu %s %s, ", j - i,
-			    sc_name[v[i].cls], v[i].cls == SC_HOST ? "spans" :
+			    sc_name[v[i].cls], v[i].cls == ND_SVG_HOST ? "spans" :
 			    "ops");
 			nd_fmt_dur_spaced(b, busy);
 			nd_buf_adds(b, " busy; longest ");
-			nd_rep_svg_text(b, nd_intern_str(s->names,
+			nd_svg_text(b, nd_intern_str(s->names,
 			    v[longest].name, NULL));
 			nd_buf_adds(b, " (");
 			nd_fmt_dur_spaced(b, v[longest].dur);
@@ -239,7 +239,7 @@ struct sdraw {
 	size_t nclip[STRIP_DEVS], rows, small;
 	const struct sring *host[STRIP_DEVS];	/* NULL: no host lane */
 	size_t host_lost;	/* rows whose host lane lost spans */
-	int lane[SC_HOST], nlanes, has_host;
+	int lane[ND_SVG_HOST], nlanes, has_host;
 	double scale, px_ns, rowh;
 };
 
@@ -268,7 +268,7 @@ strip_layout(nd_report *r, struct sdraw *sd)
 {
 	struct strip *s = r->strip;
 
-	for (int c = 0; c < SC_HOST; c++)
+	for (int c = 0; c < ND_SVG_HOST; c++)
 		sd->lane[c] = -1;
 	for (size_t i = 0; i < s->ndev; i++) {
 		const struct swin *w = sd->win[i];
@@ -288,7 +288,7 @@ strip_layout(nd_report *r, struct sdraw *sd)
 		if ((sd->host[i] = strip_host_of(s, &s->dev[i], w, sd)) != NULL)
 			sd->has_host = 1;
 	}
-	for (int c = 0; c < SC_HOST; c++)
+	for (int c = 0; c < ND_SVG_HOST; c++)
 		if (sd->lane[c] == 0)
 			sd->lane[c] = sd->nlanes++;
 	if (sd->nlanes == 0)
@@ -337,9 +337,9 @@ strip_gaps(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double top,
 		    (double)(e - a) * sd->scale, sd->nlanes * STRIP_LANE);
 		nd_fmt_dur_spaced(b, g->dur);
 		nd_buf_addf(b, " at ts_ns %lld; payload ", (long long)g->ts);
-		nd_rep_svg_text(b, nd_intern_str(s->names, g->payload, NULL));
+		nd_svg_text(b, nd_intern_str(s->names, g->payload, NULL));
 		nd_buf_adds(b, ", cause ");
-		nd_rep_svg_text(b, nd_intern_str(s->names, g->cause, NULL));
+		nd_svg_text(b, nd_intern_str(s->names, g->cause, NULL));
 		nd_buf_adds(b, "</title></rect>\n");
 		ng++;
 	}
@@ -353,7 +353,7 @@ static void
 strip_gap_labels(nd_buf *b, const struct sdraw *sd, const struct swin *w,
     struct sgap *gv, size_t ng, double y)
 {
-	struct nd_rep_lab lab[STRIP_LABELS * 4];
+	struct nd_svg_label lab[STRIP_LABELS * 4];
 	char txt[STRIP_LABELS * 4][32];
 	size_t n = 0;
 	nd_buf t = ND_BUF_INIT;
@@ -366,7 +366,7 @@ strip_gap_labels(nd_buf *b, const struct sdraw *sd, const struct swin *w,
 		nd_buf_reset(&t);
 		nd_fmt_dur_spaced(&t, gv[k].dur);
 		snprintf(txt[n], sizeof txt[n], "%.*s", (int)t.len, t.p);
-		lab[n].w = nd_rep_text_w(strlen(txt[n]), 10);
+		lab[n].w = nd_svg_text_w(strlen(txt[n]), 10);
 		lab[n].x = x - lab[n].w / 2;
 		/* keep inside the strip */
 		if (lab[n].x < STRIP_X0)
@@ -376,7 +376,7 @@ strip_gap_labels(nd_buf *b, const struct sdraw *sd, const struct swin *w,
 		lab[n].pri = (double)(ng - k);
 		n++;
 	}
-	nd_rep_lab_fit(lab, n, STRIP_X0, STRIP_X0 + STRIP_PX, STRIP_LABELS);
+	nd_svg_label_fit(lab, n, STRIP_X0, STRIP_X0 + STRIP_PX, STRIP_LABELS);
 	for (size_t k = 0; k < n; k++) {
 		if (!lab[k].ok)
 			continue;
@@ -401,7 +401,7 @@ strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
 	strip_label(r, d, lab, sizeof lab);
 	nd_buf_addf(b, "<g class=\"strip\"><text x=\"%d\" y=\"%.0f\" "
 	    "font-size=\"12\">", STRIP_X0, y + 13);
-	nd_rep_svg_text(b, lab);
+	nd_svg_text(b, lab);
 	if (sd->profile)
 		nd_buf_adds(b, ": profile window");
 	else
@@ -413,7 +413,7 @@ strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
 	    STRIP_X0, top, (double)w->dur * sd->scale,
 	    sd->nlanes * STRIP_LANE);
 	gv = strip_gaps(r, b, sd, i, top, &ng);
-	for (int c = 0; c < SC_HOST; c++) {
+	for (int c = 0; c < ND_SVG_HOST; c++) {
 		size_t k0 = 0, k1;
 
 		if (sd->lane[c] < 0)
@@ -443,7 +443,7 @@ strip_row(nd_report *r, nd_buf *b, struct sdraw *sd, size_t i, double y)
 static void
 strip_axis(nd_buf *b, const struct sdraw *sd, double y)
 {
-	int64_t tick = nd_rep_tick(sd->maxdur, 10);
+	int64_t tick = nd_svg_tick(sd->maxdur, 10);
 	double x = STRIP_X0, ly = y + 40;
 
 	nd_buf_addf(b, "<g class=\"axis\"><line x1=\"%d\" y1=\"%.0f\" "
@@ -457,19 +457,19 @@ strip_axis(nd_buf *b, const struct sdraw *sd, double y)
 		    "font-size=\"10\" text-anchor=\"%s\">", tx, y + 4, tx,
 		    y + 8, tx, y + 18, t == 0 ? "start" :
 		    tx > STRIP_X0 + STRIP_PX - 20 ? "end" : "middle");
-		nd_rep_axis_dur(b, t, tick, sd->maxdur);
+		nd_svg_axis_dur(b, t, tick, sd->maxdur);
 		nd_buf_adds(b, "</text>\n");
 	}
 	nd_buf_adds(b, "</g>\n<g class=\"legend\">");
-	for (int c = 0; c < SC_N; c++) {
-		if (c < SC_HOST ? sd->lane[c] < 0 : !sd->has_host)
+	for (int c = 0; c < ND_SVG_NCLASS; c++) {
+		if (c < ND_SVG_HOST ? sd->lane[c] < 0 : !sd->has_host)
 			continue;
 		nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
 		    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
 		    "y=\"%.0f\" font-size=\"11\">%s</text>\n", x,
-		    ly - 9, nd_rep_sc_color[c], x + 13, ly,
-		    c == SC_HOST ? "host activity" : sc_name[c]);
-		x += 14 + nd_rep_text_w(strlen(c == SC_HOST ? "host activity" :
+		    ly - 9, nd_svg_class_color[c], x + 13, ly,
+		    c == ND_SVG_HOST ? "host activity" : sc_name[c]);
+		x += 14 + nd_svg_text_w(strlen(c == ND_SVG_HOST ? "host activity" :
 		    sc_name[c]), 11) + 12;
 	}
 	nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
@@ -610,7 +610,7 @@ nd_rep_svg_strip(nd_report *r, nd_buf *b)
 	else
 		nd_buf_addf(b, "step %lld\">", (long long)sd.num);
 	nd_buf_adds(b, "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
-	nd_rep_svg_defs(b, "st");
+	nd_svg_defs(b, "st");
 	for (size_t i = 0; i < s->ndev; i++) {
 		if (sd.win[i] == NULL)
 			continue;

@@ -4,8 +4,7 @@
  * coloured by phase with its micro-batch number when it fits, the rank's
  * idle stretches hatched, its P2P spans as a strip under the row, a time
  * axis, a title with the schedule and the bubble, the slow stage marked.
- * The helpers are the report's (nd_report_html.c), so the charts look
- * alike.
+ * The helpers are nd_svg's, the report's too, so the charts look alike.
  *
  * Size: at most PS_MAXROWS rows, and a row draws at most its share of
  * PS_BUDGET (between PS_MINDRAW and PS_MAXDRAW) of its blocks, of its idle
@@ -14,7 +13,8 @@
  * the chart.
  */
 #include "nd_pipe.h"
-#include "nd_report_int.h"
+#include "nd_cli.h"
+#include "nd_svg.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -104,17 +104,17 @@ ps_legend(struct psc *c)
 		    "font-size=\"11\">%s %s</text>", nd_pipe_phase_name(p), x,
 		    y - 9, ps_fill[p], x + 13, y, nd_pipe_phase_name(p),
 		    ps_what[p]);
-		x += 13 + nd_rep_text_w(2 + strlen(ps_what[p]), 11) + 8;
+		x += 13 + nd_svg_text_w(2 + strlen(ps_what[p]), 11) + 8;
 	}
 	nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\""
 	    " fill=\"url(#nd-%s-idle)\" stroke=\"#555\" stroke-width=\"0.5\"/>"
 	    "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">idle (bubble)</text>",
 	    x, y - 9, c->pre, x + 13, y);
-	x += 13 + nd_rep_text_w(13, 11) + 8;
+	x += 13 + nd_svg_text_w(13, 11) + 8;
 	nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"3\" "
 	    "fill=\"" PS_P2P "\"/><text x=\"%.0f\" y=\"%.0f\" font-size=\"11\">"
 	    "P2P send/recv</text>", x, y - 5, x + 13, y);
-	x += 13 + nd_rep_text_w(13, 11) + 8;
+	x += 13 + nd_svg_text_w(13, 11) + 8;
 	nd_buf_addf(b, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\""
 	    " fill=\"none\" stroke=\"" PS_SLOW "\" stroke-width=\"1.5\" "
 	    "stroke-dasharray=\"3 2\"/><text x=\"%.0f\" y=\"%.0f\" "
@@ -142,7 +142,7 @@ ps_block_title(nd_buf *b, const nd_pipe_block *k)
 	nd_buf_adds(b, ", ");
 	nd_fmt_dur_spaced(b, k->dur);
 	nd_buf_adds(b, ", ");
-	nd_rep_svg_text(b, k->name != NULL ? k->name : "?");
+	nd_svg_text(b, k->name != NULL ? k->name : "?");
 	nd_buf_adds(b, "</title>");
 }
 
@@ -170,7 +170,7 @@ ps_blocks(struct psc *c, const nd_pipe_rank *rk, double y)
 		ps_block_title(b, k);
 		nd_buf_adds(b, "</rect>");
 		snprintf(num, sizeof num, "%lld", (long long)k->mb);
-		if (nd_rep_text_w(strlen(num), 10) + 2 <= w)
+		if (nd_svg_text_w(strlen(num), 10) + 2 <= w)
 			nd_buf_addf(b, "<text class=\"mb\" x=\"%.2f\" "
 			    "y=\"%.0f\" font-size=\"10\" text-anchor=\"middle\" "
 			    "fill=\"%s\" pointer-events=\"none\">%s</text>",
@@ -217,7 +217,7 @@ ps_axis(struct psc *c, double y)
 {
 	nd_buf *b = c->b;
 	int64_t max = c->st->window > 0 ? c->st->window : 1;
-	int64_t tick = nd_rep_tick(max, 8);
+	int64_t tick = nd_svg_tick(max, 8);
 
 	nd_buf_addf(b, "<g class=\"axis\"><line x1=\"%.0f\" y1=\"%.0f\" "
 	    "x2=\"%.0f\" y2=\"%.0f\" stroke=\"#555\"/>\n", PS_L, y,
@@ -229,7 +229,7 @@ ps_axis(struct psc *c, double y)
 		    "y2=\"%.0f\" stroke=\"#555\"/><text x=\"%.2f\" y=\"%.0f\" "
 		    "font-size=\"10\" text-anchor=\"middle\">", x, y, x, y + 4,
 		    x, y + 15);
-		nd_rep_axis_dur(b, t, tick, max);
+		nd_svg_axis_dur(b, t, tick, max);
 		nd_buf_adds(b, "</text>\n");
 		if (t > max - tick)	/* no overflow past max */
 			break;
@@ -283,7 +283,7 @@ nd_pipe_svg_step(nd_buf *b, const nd_pipe_step *st)
 	    "height=\"%.0f\" role=\"img\" aria-label=\"pipeline schedule of "
 	    "step %lld\"><rect width=\"100%%\" height=\"100%%\" "
 	    "fill=\"#fff\"/>\n", w, h + 16, w, h + 16, (long long)st->num);
-	nd_rep_svg_defs(b, c.pre);
+	nd_svg_defs(b, c.pre);
 	ps_title(&c);
 	ps_legend(&c);
 	for (size_t i = 0; i < rows; i++) {
