@@ -189,8 +189,8 @@ diff_stream() { # source dur
 
 # Hand-made: ids per source, device ops before their launch, a graph
 # launch, a launch outside every CPU op, ops of equal start and length, a
-# device op whose launch is missing, a second op on a forgotten launch,
-# and a thread out of order.
+# device op whose launch is missing, a second op of one launch, and a
+# thread out of order (the report reads the stream again, sorted).
 launch_stream() {
 	meta() { printf '{"type":"meta","schema":"ndtrace/1","source":"%s","format":"chrome","origin_ns":0,"host":"h","producer":"hand"}\n' "$1"; }
 	sp() { # PID TID CAT TS DUR NAME [CORR]
@@ -218,7 +218,7 @@ launch_stream() {
 	sp 0 7 kernel 3100 40 g1 4
 	sp 0 7 kernel 3200 60 g2 4	# a graph launch is kept
 	sp 0 7 kernel 4000 70 k9 9	# no launch
-	sp 0 7 kernel 4100 5 k1b 1	# launch 1 was forgotten
+	sp 0 7 kernel 4100 5 k1b 1	# a second op of launch 1: its too
 	sp 0 7 kernel 7000 11 k6 6
 	meta b.json
 	sp 20 1 cpu_op 0 100 bop
@@ -228,22 +228,23 @@ launch_stream() {
 
 @test "launching CPU ops: hand-made stream, every rule worked out" {
 	launch_stream > "$T/l.ndjson"
-	# inner: outer 200 (k2), inner 100 (k1), none 100 (g1 40 + g2 60),
-	# tieB 50, late5 30, bop 13; matched 7 ops, 493 ns; unmatched k9 70 +
-	# k1b 5; unplaced k6.  Top: outer 300, none 100, tieA 50, late5, bop.
+	# inner: outer 200 (k2), none 111 (g1 40 + g2 60 + k6 11: launch 6 at
+	# 4500 starts before "late", once sorted), inner 105 (k1 + k1b), tieB
+	# 50, late5 30, bop 13; matched 9 ops, 509 ns; unmatched k9 70; none
+	# unplaced.  Top: outer 305, none 111, tieA 50, late5, bop.
 	run jq -c '.launch_ops | [.device_ops, .device_ns, .unmatched_ops, .unmatched_ns, .unplaced_ops],
 	    [.by_op[] | [.name, .device_ops, .device_ns]], .by_op_rows,
 	    [.by_top_op[] | [.name, .device_ops, .device_ns]], .by_top_op_rows' \
 	    <(trace-report --json "$T/l.ndjson")
-	assert_output "$(printf '%s\n' '[7,493,2,75,1]' \
-	    '[["outer",1,200],[null,2,100],["inner",1,100],["tieB",1,50],["late5",1,30],["bop",1,13]]' 6 \
-	    '[["outer",2,300],[null,2,100],["tieA",1,50],["late5",1,30],["bop",1,13]]' 5)"
+	assert_output "$(printf '%s\n' '[9,509,1,70,0]' \
+	    '[["outer",1,200],[null,3,111],["inner",2,105],["tieB",1,50],["late5",1,30],["bop",1,13]]' 6 \
+	    '[["outer",3,305],[null,3,111],["tieA",1,50],["late5",1,30],["bop",1,13]]' 5)"
 	run trace-report "$T/l.ndjson"
-	assert_line '7 device ops (493 ns) matched to their launch call by correlation id, under the innermost CPU op around the launch (ndtrace(7), "Launching CPU ops"); 2 (75 ns) whose launch is not in the trace; 1 launched on a thread out of order, not attributed.'
-	assert_line '| 2 | (no CPU op) | 2 | 100 ns | 20.3 % |'
-	# 100 / 493 = 20.28 %
-	run awk 'BEGIN { printf "%.1f\n", 100 / 493 * 100 }'
-	assert_output 20.3
+	assert_line '9 device ops (509 ns) matched to their launch call by correlation id, under the innermost CPU op around the launch (ndtrace(7), "Launching CPU ops"); 1 (70 ns) whose launch is not in the trace.'
+	assert_line '| 2 | (no CPU op) | 3 | 111 ns | 21.8 % |'
+	# 111 / 509 = 21.81 %
+	run awk 'BEGIN { printf "%.1f\n", 111 / 509 * 100 }'
+	assert_output 21.8
 	# the same with the key spelled with an escape: the same answer
 	sed 's/"correlation"/"c\\u006frrelation"/g' "$T/l.ndjson" > "$T/e.ndjson"
 	run grep -c 'c\\u006frrelation' "$T/e.ndjson"

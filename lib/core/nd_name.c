@@ -2,6 +2,7 @@
 
 #include "nd_cli.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -151,4 +152,49 @@ nd_name_short(const char *s, size_t n, size_t width, nd_buf *out)
 			break;
 	out->len = k;
 	nd_buf_adds(out, ELL);
+}
+
+/* Runs of digits compare by value, the rest byte by byte: GPU:2 before
+ * GPU:10; names equal but for leading zeros in byte order. */
+int
+nd_name_natcmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb) {
+		if (isdigit((unsigned char)a[i]) && isdigit((unsigned char)b[j])) {
+			size_t si, sj, ei, ej;
+
+			while (i + 1 < na && a[i] == '0' &&
+			    isdigit((unsigned char)a[i + 1]))
+				i++;
+			while (j + 1 < nb && b[j] == '0' &&
+			    isdigit((unsigned char)b[j + 1]))
+				j++;
+			for (si = i, ei = i; ei < na &&
+			    isdigit((unsigned char)a[ei]); ei++)
+				;
+			for (sj = j, ej = j; ej < nb &&
+			    isdigit((unsigned char)b[ej]); ej++)
+				;
+			if (ei - si != ej - sj)
+				return ei - si < ej - sj ? -1 : 1;
+			for (; i < ei; i++, j++)
+				if (a[i] != b[j])
+					return (unsigned char)a[i] <
+					    (unsigned char)b[j] ? -1 : 1;
+			continue;
+		}
+		if (a[i] != b[j])
+			return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+		i++;
+		j++;
+	}
+	if (na - i != nb - j)
+		return na - i < nb - j ? -1 : 1;
+	/* equal but for leading zeros: byte order decides */
+	i = memcmp(a, b, na < nb ? na : nb) == 0;
+	if (!i)
+		return memcmp(a, b, na < nb ? na : nb) < 0 ? -1 : 1;
+	return na < nb ? -1 : na > nb;
 }

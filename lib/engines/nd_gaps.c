@@ -1111,6 +1111,98 @@ device_where(nd_gaps *g, int host)
 	free(seen);
 }
 
+static int
+strn_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+
+	return c != 0 ? c : na < nb ? -1 : na > nb;
+}
+
+static int
+tl_cmp(const void *a, const void *b, void *ctx)
+{
+	const nd_gaps *g = ctx;
+	const struct tl *x = &g->tls[*(const uint32_t *)a];
+	const struct tl *y = &g->tls[*(const uint32_t *)b];
+	const uint32_t xs[] = { x->device, x->process, x->thread };
+	const uint32_t ys[] = { y->device, y->process, y->thread };
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	for (int i = 0; i < 3; i++) {
+		size_t nx, ny;
+		const char *sx = istrn(g, xs[i], &nx), *sy = istrn(g, ys[i], &ny);
+		int c;
+
+		if (xs[i] == ys[i])
+			continue;
+		if ((sx == NULL) != (sy == NULL))
+			return sx == NULL ? -1 : 1;
+		if ((c = strn_cmp(sx, nx, sy, ny)) != 0)
+			return c;
+	}
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The started timelines of the side answered (host or device) by pid,
+ * tid and names: the order of the records of a source, whatever the
+ * order its spans came in. */
+static uint32_t *
+tl_order(const nd_gaps *g, int host, size_t *n)
+{
+	uint32_t *ids = nd_xmalloc((g->ntls ? g->ntls : 1) * sizeof *ids);
+
+	*n = 0;
+	for (size_t i = 0; i < g->ntls; i++)
+		if (g->tls[i].host == host && g->tls[i].started)
+			ids[(*n)++] = (uint32_t)i;
+	nd_sort(ids, *n, sizeof *ids, tl_cmp, (void *)g);
+	return ids;
+}
+
+/* The timelines of each device, grouped: devices in the order of their
+ * first timeline (tl_order). */
+static void
+finish_devices(nd_gaps *g, int host)
+{
+	uint32_t ndev = nd_intern_count(g->devkeys), nd = 0;
+	size_t n, *at = nd_xcalloc((size_t)ndev + 1, sizeof *at);
+	uint32_t *ids = tl_order(g, host, &n), *grouped, *devs, *rank;
+
+	grouped = nd_xmalloc((n ? n : 1) * sizeof *grouped);
+	devs = nd_xmalloc((ndev ? ndev : 1) * sizeof *devs);
+	rank = nd_xmalloc((ndev ? ndev : 1) * sizeof *rank);
+	for (uint32_t d = 0; d < ndev; d++)
+		rank[d] = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t d = g->tls[ids[i]].dev;
+
+		if (rank[d] == UINT32_MAX) {
+			rank[d] = nd;
+			devs[nd++] = d;
+		}
+		at[rank[d] + 1]++;
+	}
+	for (uint32_t k = 0; k < nd; k++)
+		at[k + 1] += at[k];
+	for (size_t i = 0; i < n; i++)
+		grouped[at[rank[g->tls[ids[i]].dev]]++] = ids[i];
+	/* at[k] is now the end of the k-th device's ids */
+	for (uint32_t k = 0; k < nd; k++) {
+		size_t lo = k > 0 ? at[k - 1] : 0;
+
+		finish_device(g, devs[k], grouped + lo, at[k] - lo);
+	}
+	free(rank);
+	free(devs);
+	free(grouped);
+	free(ids);
+	free(at);
+}
+
 size_t
 nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 {
@@ -1155,33 +1247,14 @@ nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
 	if (g->o.level == ND_GAP_DEVICE)
 		device_where(g, host);
 	if (g->o.level == ND_GAP_TIMELINE) {
-		for (size_t i = 0; i < g->ntls; i++)
-			if (g->tls[i].host == host)
-				finish_timeline(g, &g->tls[i], (int)i);
-	} else {
-		/* the timelines of each device, grouped in one pass */
-		uint32_t ndev = nd_intern_count(g->devkeys);
-		size_t *at = nd_xcalloc((size_t)ndev + 1, sizeof *at);
-		uint32_t *ids = nd_xmalloc((g->ntls ? g->ntls : 1) *
-		    sizeof *ids);
+		size_t n;
+		uint32_t *ids = tl_order(g, host, &n);
 
-		for (size_t i = 0; i < g->ntls; i++)
-			if (g->tls[i].host == host && g->tls[i].started)
-				at[g->tls[i].dev + 1]++;
-		for (uint32_t d = 0; d < ndev; d++)
-			at[d + 1] += at[d];
-		for (size_t i = 0; i < g->ntls; i++)
-			if (g->tls[i].host == host && g->tls[i].started)
-				ids[at[g->tls[i].dev]++] = (uint32_t)i;
-		/* at[d] is now the end of device d's ids */
-		for (uint32_t d = 0; d < ndev; d++) {
-			size_t lo = d > 0 ? at[d - 1] : 0;
-
-			finish_device(g, d, ids + lo, at[d] - lo);
-		}
+		for (size_t i = 0; i < n; i++)
+			finish_timeline(g, &g->tls[ids[i]], (int)ids[i]);
 		free(ids);
-		free(at);
-	}
+	} else
+		finish_devices(g, host);
 	if (g->o.host_context > 0)
 		host_context(g);
 	deliver(g, 1);
@@ -1214,15 +1287,13 @@ nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w)
 size_t
 nd_gaps_lines(const nd_gaps *g, nd_gap_line_fn fn, void *ctx)
 {
-	int host = !g->seen_device;
-	size_t n = 0;
+	size_t n;
+	uint32_t *ids = tl_order(g, !g->seen_device, &n);
 
-	for (size_t i = 0; i < g->ntls; i++) {
-		const struct tl *t = &g->tls[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct tl *t = &g->tls[ids[i]];
 		nd_gap_line l;
 
-		if (t->host != host || !t->started)
-			continue;
 		memset(&l, 0, sizeof l);
 		tl_where(g, t, &l.w);
 		l.devkey = nd_intern_str(g->devkeys, t->dev, NULL);
@@ -1233,8 +1304,8 @@ nd_gaps_lines(const nd_gaps *g, nd_gap_line_fn fn, void *ctx)
 		l.first = t->first;
 		l.last = t->hi;
 		fn(ctx, &l);
-		n++;
 	}
+	free(ids);
 	return n;
 }
 
@@ -1242,22 +1313,24 @@ size_t
 nd_gaps_devices(const nd_gaps *g, void (*fn)(void *ctx, const char *key),
     void *ctx)
 {
-	uint32_t ndev = nd_intern_count(g->devkeys);
+	uint32_t ndev = nd_intern_count(g->devkeys), *ids;
 	char *seen;
-	size_t n = 0;
+	size_t n = 0, nids;
 
 	if (!g->seen_device)
 		return 0;
 	seen = nd_xcalloc(ndev ? ndev : 1, 1);
-	for (size_t i = 0; i < g->ntls; i++) {
-		const struct tl *t = &g->tls[i];
+	ids = tl_order(g, 0, &nids);
+	for (size_t i = 0; i < nids; i++) {
+		const struct tl *t = &g->tls[ids[i]];
 
-		if (t->host || !t->started || seen[t->dev])
+		if (seen[t->dev])
 			continue;
 		seen[t->dev] = 1;
 		fn(ctx, nd_intern_str(g->devkeys, t->dev, NULL));
 		n++;
 	}
+	free(ids);
 	free(seen);
 	return n;
 }

@@ -120,8 +120,9 @@ void nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w);
  * the device timelines, or the host ones when the source fell back -- with
  * its ops, its timeline-level gaps (the -l timeline gaps of at least
  * max(min, 1) ns, not clipped to steps: no payload, no cause) and its
- * active window, first op start to last op end.  Timelines in order of
- * first appearance.  devkey: the device key (nd_span_device_key), valid
+ * active window, first op start to last op end.  Timelines by pid, tid
+ * and names (the order of the gap records too, whatever the order of the
+ * spans).  devkey: the device key (nd_span_device_key), valid
  * until nd_gaps_free.
  */
 typedef struct nd_gap_line {
@@ -134,8 +135,8 @@ typedef struct nd_gap_line {
 typedef void (*nd_gap_line_fn)(void *ctx, const nd_gap_line *line);
 size_t nd_gaps_lines(const nd_gaps *g, nd_gap_line_fn fn, void *ctx);
 /* The device keys of the finished source that had device ops (none when
- * it fell back to host timelines), each once, in order of first
- * appearance; returns how many. */
+ * it fell back to host timelines), each once, in the order of their
+ * first timeline (nd_gaps_lines); returns how many. */
 size_t nd_gaps_devices(const nd_gaps *g, void (*fn)(void *ctx,
     const char *key), void *ctx);
 /* 1 when the finished source had no device ops and used host timelines. */

@@ -23,7 +23,7 @@ struct thread {
 				 * open one from lo; starts only grow, so lo
 				 * only moves up, and finding it is amortised
 				 * O(1) */
-	int64_t last;
+	int64_t last, lastdur;
 	int disordered;
 };
 
@@ -43,8 +43,20 @@ struct fig {
 	int64_t ns;
 };
 
+/* A host span held by a buffered nd_launch until its source ends. */
+struct held {
+	int64_t pid, tid, ts, dur, corr;
+	uint64_t seq;		/* its place in the stream: ties keep it */
+	uint32_t name;		/* a CPU op's name id */
+	int has_corr;
+};
+
 struct nd_launch {
 	nd_intern *names;	/* CPU op names */
+	int buffered;		/* host spans held and sorted per source */
+	int disordered;		/* a thread was out of order */
+	struct held *held;
+	size_t nheld, capheld;
 	struct fig *fig[2];	/* per name id, ND_LAUNCH_INNER and _TOP */
 	size_t cap[2];
 	struct fig none[2];	/* launched outside every CPU op */
@@ -53,9 +65,10 @@ struct nd_launch {
 	size_t nth, capth;
 	int64_t lastk[2];	/* the thread of the last host span */
 	uint32_t lastth;	/* UINT32_MAX: none yet */
-	/* correlation -> packed struct pending; graph launches apart (they
+	/* correlation -> packed struct pending (kept until the source ends:
+	 * every device op of the id is the launch's, whatever the order);
 	 * stay); correlation -> index in pend */
-	nd_map64 *launch, *graph, *early;
+	nd_map64 *launch, *early;
 	struct early *pend;
 	size_t npend, cappend;
 	uint32_t *freed;	/* free slots of pend */
@@ -66,14 +79,14 @@ struct nd_launch {
 };
 
 nd_launch *
-nd_launch_new(void)
+nd_launch_new(int buffered)
 {
 	nd_launch *l = nd_xcalloc(1, sizeof *l);
 
+	l->buffered = buffered;
 	l->names = nd_intern_new();
 	l->tids = nd_intern_new();
 	l->launch = nd_map64_new();
-	l->graph = nd_map64_new();
 	l->early = nd_map64_new();
 	l->lastth = UINT32_MAX;
 	return l;
@@ -89,7 +102,6 @@ forget_source(nd_launch *l)
 	l->nth = l->capth = 0;
 	nd_intern_free(l->tids);
 	nd_map64_free(l->launch);
-	nd_map64_free(l->graph);
 	nd_map64_free(l->early);
 	free(l->pend);
 	free(l->freed);
@@ -105,10 +117,46 @@ nd_launch_free(nd_launch *l)
 		return;
 	forget_source(l);
 	nd_intern_free(l->names);
+	free(l->held);
 	free(l->fig[0]);
 	free(l->fig[1]);
 	free(l->rows);
 	free(l);
+}
+
+static void host_span(nd_launch *l, int64_t pid, int64_t tid, int64_t ts,
+    int64_t dur, uint32_t name, int has_corr, int64_t corr);
+
+static int
+held_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct held *x = a, *y = b;
+
+	(void)ctx;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The held host spans of a source, in order per thread: the device ops
+ * have all come, so each launch takes what waits for it. */
+static void
+replay(nd_launch *l)
+{
+	nd_sort(l->held, l->nheld, sizeof *l->held, held_cmp, NULL);
+	for (size_t i = 0; i < l->nheld; i++) {
+		const struct held *h = &l->held[i];
+
+		host_span(l, h->pid, h->tid, h->ts, h->dur, h->name,
+		    h->has_corr, h->corr);
+	}
+	l->nheld = 0;
 }
 
 void
@@ -117,6 +165,8 @@ nd_launch_end_source(nd_launch *l)
 	size_t pos = 0;
 	uint64_t key, val;
 
+	if (l->buffered)
+		replay(l);
 	while (nd_map64_next(l->early, &pos, &key, &val)) {
 		l->sum.unmatched_ops += l->pend[val].ops;
 		l->sum.unmatched_ns += l->pend[val].ns;
@@ -124,7 +174,6 @@ nd_launch_end_source(nd_launch *l)
 	forget_source(l);
 	l->tids = nd_intern_new();
 	l->launch = nd_map64_new();
-	l->graph = nd_map64_new();
 	l->early = nd_map64_new();
 	l->lastth = UINT32_MAX;
 }
@@ -212,13 +261,6 @@ device_op(nd_launch *l, uint64_t corr, int64_t dur)
 	if (v != NULL) {
 		p = unpack(*v);
 		attribute(l, &p, 1, dur);
-		nd_map64_del(l->launch, corr);
-		return;
-	}
-	if (nd_map64_count(l->graph) > 0 &&
-	    (v = nd_map64_get(l->graph, corr)) != NULL) {
-		p = unpack(*v);
-		attribute(l, &p, 1, dur);
 		return;
 	}
 	v = nd_map64_put(l->early, corr, &isnew);
@@ -229,9 +271,9 @@ device_op(nd_launch *l, uint64_t corr, int64_t dur)
 }
 
 static struct thread *
-thread_of(nd_launch *l, const nd_event *ev)
+thread_of(nd_launch *l, int64_t pid, int64_t tid)
 {
-	int64_t k[2] = { ev->pid, ev->tid };
+	int64_t k[2] = { pid, tid };
 	uint32_t id;
 
 	/* host spans come in runs of one thread */
@@ -260,43 +302,66 @@ is_cpu_op(const nd_event *ev)
 }
 
 static void
-launch(nd_launch *l, const nd_event *ev, struct thread *t, uint64_t corr)
+launch(nd_launch *l, int64_t ts, struct thread *t, uint64_t corr)
 {
 	struct pending p;
 	uint64_t *v;
-	int graph, isnew;
+	int isnew;
 
 	p.inner = p.top = NONE;
 	if (t->disordered)
 		p.inner = p.top = UNPLACED;
 	else if (t->n > 0) {
 		p.inner = t->st[t->n - 1].name;
-		while (t->st[t->lo].end <= ev->ts_ns)
+		while (t->st[t->lo].end <= ts)
 			t->lo++;	/* stops at the open top */
 		p.top = t->st[t->lo].name;
 	}
-	graph = ev->name.p != NULL && ev->name.n >= 11 && memmem(ev->name.p,
-	    ev->name.n, "GraphLaunch", 11) != NULL;
 	if (nd_map64_count(l->early) > 0 &&
 	    (v = nd_map64_get(l->early, corr)) != NULL) {
 		uint32_t i = (uint32_t)*v;
 
 		attribute(l, &p, l->pend[i].ops, l->pend[i].ns);
 		slot_free(l, l->early, corr, i);
-		if (!graph)
-			return;
 	}
-	v = nd_map64_put(graph ? l->graph : l->launch, corr, &isnew);
+	v = nd_map64_put(l->launch, corr, &isnew);
 	*v = pack(&p);
 	(void)isnew;
+}
+
+/* A host span of a thread, in its order: the stack of open CPU ops
+ * follows it; a launch takes the innermost and the top-level one. */
+static void
+host_span(nd_launch *l, int64_t pid, int64_t tid, int64_t ts, int64_t dur,
+    uint32_t name, int has_corr, int64_t corr)
+{
+	struct thread *t = thread_of(l, pid, tid);
+
+	/* the order of nd_scan: by start, the longer first on ties */
+	if (ts < t->last || (ts == t->last && dur > t->lastdur))
+		t->disordered = l->disordered = 1;
+	t->last = ts;
+	t->lastdur = dur;
+	while (t->n > 0 && t->st[t->n - 1].end <= ts)
+		t->n--;
+	if (t->lo > t->n)
+		t->lo = t->n;
+	if (has_corr)
+		launch(l, ts, t, (uint64_t)corr);
+	else if (dur > 0) {
+		nd_grow(&t->st, &t->cap, t->n + 1, sizeof *t->st);
+		t->st[t->n].end = ts + dur;
+		t->st[t->n].name = name;
+		t->n++;
+	}
 }
 
 void
 nd_launch_add(nd_launch *l, const nd_event *ev)
 {
-	struct thread *t;
 	int64_t corr;
 	int has = nd_event_corr(ev, &corr);
+	uint32_t name = NONE;
 
 	if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR) ||
 	    ev->dur_ns < 0)
@@ -308,23 +373,32 @@ nd_launch_add(nd_launch *l, const nd_event *ev)
 	}
 	if (!has && !is_cpu_op(ev))
 		return;
-	t = thread_of(l, ev);
-	if (ev->ts_ns < t->last)
-		t->disordered = 1;
-	t->last = ev->ts_ns;
-	while (t->n > 0 && t->st[t->n - 1].end <= ev->ts_ns)
-		t->n--;
-	if (t->lo > t->n)
-		t->lo = t->n;
-	if (has)
-		launch(l, ev, t, (uint64_t)corr);
-	else if (ev->dur_ns > 0) {
-		nd_grow(&t->st, &t->cap, t->n + 1, sizeof *t->st);
-		t->st[t->n].end = ev->ts_ns + ev->dur_ns;
-		t->st[t->n].name = nd_intern_id(l->names, ev->name.p != NULL ?
+	if (!has && ev->dur_ns > 0)
+		name = nd_intern_id(l->names, ev->name.p != NULL ?
 		    ev->name.p : "", ev->name.p != NULL ? ev->name.n : 0);
-		t->n++;
+	if (l->buffered) {
+		struct held *h;
+
+		nd_grow(&l->held, &l->capheld, l->nheld + 1, sizeof *l->held);
+		h = &l->held[l->nheld];
+		h->pid = ev->pid;
+		h->tid = ev->tid;
+		h->ts = ev->ts_ns;
+		h->dur = ev->dur_ns;
+		h->corr = corr;
+		h->seq = l->nheld++;
+		h->name = name;
+		h->has_corr = has;
+		return;
 	}
+	host_span(l, ev->pid, ev->tid, ev->ts_ns, ev->dur_ns, name, has,
+	    corr);
+}
+
+int
+nd_launch_disordered(const nd_launch *l)
+{
+	return l->disordered;
 }
 
 static int

@@ -15,17 +15,20 @@
  * (not its exclusive time) and one op to both rows.
  *
  * Streaming, per source: each thread keeps a stack of its open CPU ops,
- * which needs the stream's order (per timeline by start); a host span
- * that starts before the previous one of its thread makes that thread's
- * later launches unplaced (counted, never guessed).  A launch waits in a
- * map until its first device op comes and is then forgotten (about 32
- * bytes a waiting launch; runtime calls that launch nothing wait until the
- * source ends), except graph launches (a name with "GraphLaunch"), which
- * launch many ops under one id and stay until the source ends.  Finding
- * the innermost and the top-level op is amortised O(1) a launch.
- * Device ops that come before their launch wait the same way, summed per
- * id.  What is left at the end of the source (device ops whose launch is
- * not in it) is counted as unmatched.
+ * which needs the stream's order (per timeline by start, the longer first
+ * on ties, as nd_scan); a host span out of that order makes that
+ * thread's later launches unplaced (counted, never guessed) and
+ * nd_launch_disordered true: the caller reads the input again with a
+ * buffered nd_launch, which holds the CPU ops and launches of a source
+ * (about 56 bytes each) and places them, sorted, when the source ends;
+ * spans of one thread with the same start and duration keep their stream
+ * order (ndtrace(7), "Sources, timelines and order").  A launch is kept
+ * in a map until its source ends (about 32 bytes a launch): every device
+ * op with its id is its own, graph launches' many and a second op alike,
+ * whatever the order they come in.  Device ops that come before their
+ * launch wait, summed per id.  Finding the innermost and the top-level op
+ * is amortised O(1) a launch.  What is left at the end of the source
+ * (device ops whose launch is not in it) is counted as unmatched.
  *
  * Ownership: row names live as long as the nd_launch.
  */
@@ -55,10 +58,13 @@ typedef struct nd_launch_sum {
 	uint64_t unplaced;	/* launches on a thread out of order */
 } nd_launch_sum;
 
-nd_launch *nd_launch_new(void);
+/* buffered: hold the host spans of a source and sort them (any order) */
+nd_launch *nd_launch_new(int buffered);
 void nd_launch_free(nd_launch *l);
 /* A span of the stream, in the stream's order. */
 void nd_launch_add(nd_launch *l, const nd_event *ev);
+/* A thread of a source was out of order (never, when buffered). */
+int nd_launch_disordered(const nd_launch *l);
 /* The current source ends (its ids and threads are forgotten); the
  * source of the next span is another one. */
 void nd_launch_end_source(nd_launch *l);

@@ -3,6 +3,7 @@
 #include "nd_ivlog.h"
 #include "nd_json.h"
 #include "nd_nest.h"
+#include "nd_name.h"
 #include "nd_peak.h"
 #include "nd_rx.h"
 #include "nd_sort.h"
@@ -1078,13 +1079,49 @@ static int
 step_cmp(const void *a, const void *b, void *ctx)
 {
 	const nd_step *x = a, *y = b;
+	const uint32_t *rank = ctx;
 
-	(void)ctx;
-	if (x->dev != y->dev)
+	if (x->dev != y->dev) {
+		uint32_t rx = x->dev < 0 ? 0 : rank[x->dev] + 1;
+		uint32_t ry = y->dev < 0 ? 0 : rank[y->dev] + 1;
+
+		if (rx != ry)
+			return rx < ry ? -1 : 1;
 		return x->dev < y->dev ? -1 : 1;
+	}
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return (x->num > y->num) - (x->num < y->num);
+}
+
+static int
+dev_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct dev *d = ctx;
+	const struct dev *x = &d[*(const uint32_t *)a];
+	const struct dev *y = &d[*(const uint32_t *)b];
+	int c = nd_name_natcmp(x->key, x->keylen, y->key, y->keylen);
+
+	if (c != 0)
+		return c;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* rank[dev]: the place of each device in natural order of its key. */
+static uint32_t *
+dev_ranks(const nd_steps *s)
+{
+	size_t n = s->ndevs;
+	uint32_t *ord = nd_xmalloc((n ? n : 1) * sizeof *ord);
+	uint32_t *rank = nd_xmalloc((n ? n : 1) * sizeof *rank);
+
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (uint32_t)i;
+	nd_sort(ord, n, sizeof *ord, dev_cmp, s->devs);
+	for (size_t i = 0; i < n; i++)
+		rank[ord[i]] = (uint32_t)i;
+	free(ord);
+	return rank;
 }
 
 static nd_step *
@@ -2057,8 +2094,14 @@ nd_steps_finish(nd_steps *s, const nd_step **out)
 	/* the windows first: the sets they need depend on them */
 	build_records(s);
 	build_sets(s);
-	/* the final order, and the order of the sweeps */
-	nd_sort(s->out, s->nout, sizeof *s->out, step_cmp, NULL);
+	/* the final order, and the order of the sweeps: devices in natural
+	 * order of their names, whatever order their spans came in */
+	{
+		uint32_t *rank = dev_ranks(s);
+
+		nd_sort(s->out, s->nout, sizeof *s->out, step_cmp, rank);
+		free(rank);
+	}
 	fill_parts(s);
 	fill_rest(s);
 	*out = s->out;

@@ -63,7 +63,7 @@ nd_rep_init(nd_report *r, int again)
 	 * memory sample falls in, not every span */
 	mo.ordered = !o->unordered && !again;
 	r->mem = nd_mem_new(&mo, &r->membuf, mem_commit, NULL);
-	r->launch = nd_launch_new();
+	r->launch = nd_launch_new(o->unordered || again);
 	{
 		nd_roofline_opts ro;
 		const char *bad;

@@ -83,7 +83,7 @@ nd_report_end(nd_report *r)
 	nd_scan_res res;
 
 	if (!nd_scan_again(r->scan) && !r->gaps_late &&
-	    !nd_mem_disordered(r->mem))
+	    !nd_mem_disordered(r->mem) && !nd_launch_disordered(r->launch))
 		return 0;
 	/* the spans still held go to the leaf table about to be freed */
 	nd_scan_finish(r->scan, &res);

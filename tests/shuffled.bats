@@ -1,0 +1,129 @@
+#!/usr/bin/env bats
+# The same records in another order give the same answer in every program
+# that reads spans (ndtrace(7), "Sources, timelines and order"): a real
+# Kineto job of 8 ranks (launch table, gaps, steps), an 8-GPU XPlane
+# profile (devices, -l timeline) and a CPU-only legacy trace (nesting of
+# spans that start together).  tests/tools/shuffle_stream.py shuffles each
+# source's records, keeping its meta first and its end last, and the stream
+# order of spans of one timeline with the same start and duration.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	D="$BATS_FILE_TMPDIR"
+	chrome2ndjson -o "$D/dlrm.nd" "$FIXTURES"/chrome/dlrm_8ranks/*.gz
+	xplane2ndjson -o "$D/tf8.nd" "$FIXTURES/xplane/tf_gpu_8gpu_worker.xplane.pb"
+	chrome2ndjson -o "$D/legacy.nd" "$FIXTURES/torch-legacy/before.pt.trace.json.gz"
+	for b in dlrm tf8 legacy; do
+		"$PY" "$BATS_TEST_DIRNAME/tools/shuffle_stream.py" --seed 7 \
+		    <"$D/$b.nd" >"$D/$b.shuf"
+	done
+}
+
+# the shuffle is one: other lines in another order, the same lines
+shuffled() {
+	cmp -s "$1" "$2" && fail "$2 is not shuffled"
+	[ "$(sort "$1" | md5sum)" = "$(sort "$2" | md5sum)" ] ||
+	    fail "$2 does not hold the records of $1"
+}
+
+# PROG ARGS...: the answer for the ordered and the shuffled stream
+same() {
+	local D="$BATS_FILE_TMPDIR" b
+	for b in dlrm tf8 legacy; do
+		run "$@" "$D/$b.nd"
+		[ "$status" -le 1 ] || fail "$* $b.nd: exit $status: $output"
+		local want="$output" wst=$status
+		run "$@" "$D/$b.shuf"
+		[ "$status" -eq "$wst" ] || fail "$* $b.shuf: exit $status, ordered $wst: $output"
+		[ "$output" = "$want" ] || {
+			diff <(printf '%s\n' "$want") <(printf '%s\n' "$output") | head -5
+			fail "$* $b.shuf differs from $b.nd"
+		}
+	done
+}
+
+@test "shuffled: the inputs are shuffled, and found out of order (a second reading)" {
+	D="$BATS_FILE_TMPDIR"
+	for b in dlrm tf8 legacy; do
+		shuffled "$D/$b.nd" "$D/$b.shuf"
+	done
+	ND_DRIVE_STATS=1 run --separate-stderr trace-topk "$D/tf8.shuf"
+	assert_success
+	[ "$stderr" = "trace-topk: 2 passes, 0 bytes of stdin spooled" ] ||
+	    fail "stats: $stderr"
+}
+
+@test "shuffled: trace-topk, trace-regions, trace-roofline, trace-mem" {
+	same trace-topk
+	same trace-topk --table -b class,name -k 5
+	same trace-regions --tree --ops
+	same trace-roofline --table
+	same trace-mem --table
+}
+
+@test "shuffled: trace-steps, per source and per device" {
+	same trace-steps
+	same trace-steps -d -s
+}
+
+@test "trace-steps -d: devices in natural order of their names, not the order they came in" {
+	T="$BATS_TEST_TMPDIR"
+	# GPU:10 comes first; byte order would put it first too
+	cat >"$T/nat.nd" <<'J'
+{"type":"meta","schema":"ndtrace/1","source":"nat","format":"chrome","origin_ns":0}
+{"type":"span","ts_ns":100,"dur_ns":50,"name":"k","pid":10,"tid":1,"device":"GPU:10","cat":"kernel","step":1}
+{"type":"span","ts_ns":200,"dur_ns":50,"name":"k","pid":10,"tid":1,"device":"GPU:10","cat":"kernel","step":2}
+{"type":"span","ts_ns":110,"dur_ns":40,"name":"k","pid":2,"tid":1,"device":"GPU:2","cat":"kernel","step":1}
+{"type":"span","ts_ns":210,"dur_ns":40,"name":"k","pid":2,"tid":1,"device":"GPU:2","cat":"kernel","step":2}
+{"type":"end","spans":4}
+J
+	run trace-steps -d "$T/nat.nd"
+	assert_success
+	run jq -r 'select(.type == "step") | [.device, .step, .dur_ns] | @tsv' <<<"$output"
+	assert_output $'GPU:2\t1\t40\nGPU:2\t2\t40\nGPU:10\t1\t50\nGPU:10\t2\t50'
+	# the devices of a real 8-GPU profile, shuffled, as sort -V has them
+	run jq -r 'select(.type == "step") | .device' <<<"$(trace-steps -d "$BATS_FILE_TMPDIR/tf8.shuf")"
+	assert_success
+	[ -n "$output" ] && [ "$output" = "$(sort -V <<<"$output")" ] ||
+	    fail "device order: $output"
+}
+
+@test "shuffled: trace-gaps, device and timeline levels (timelines by pid, tid)" {
+	same trace-gaps
+	same trace-gaps --totals -l timeline
+	run trace-gaps -l timeline "$BATS_FILE_TMPDIR/dlrm.shuf"
+	assert_success
+	# within each source, the gap records by pid, tid, then start
+	jq -rc 'select(.type == "meta") |= {src: .source} |
+	    if .src then "meta" else select(.type == "gap") |
+	    [.pid, .tid, .ts_ns] | @tsv end' <<<"$output" |
+	    awk -F'\t' '$0 == "meta" { p = ""; next }
+	    { k = sprintf("%020d %020d %020d", $1, $2, $3)
+	      if (p != "" && k < p) { print "out of order: " $0; exit 1 }
+	      p = k }' || fail "gap order"
+}
+
+@test "shuffled: trace-pipeline and trace-report (Markdown, JSON)" {
+	same trace-pipeline --table
+	same trace-report
+	same trace-report --json
+}
+
+@test "shuffled: the report's launch table on a shuffled job equals the ordered one and jq's count" {
+	D="$BATS_FILE_TMPDIR"
+	run trace-report --json "$D/dlrm.shuf"
+	assert_success
+	got=$(jq -r '.launch_ops | [.device_ops, .device_ns, .unplaced_ops] | @tsv' <<<"$output")
+	# device ops whose correlation id is a host span's in the same source
+	want=$(jq -sr 'reduce .[] as $r ({src: -1, out: []};
+	    if $r.type == "meta" then .src += 1 else . end |
+	    if $r.type == "span" and ($r.args.correlation | type) == "number"
+	    then .out += [[.src, ($r.class != "host"), $r.args.correlation,
+	        $r.dur_ns]] else . end) | .out | group_by(.[0]) |
+	    map((map(select(.[1] | not) | {(.[2] | tostring): 1}) | add // {})
+	        as $h | map(select(.[1] and $h[.[2] | tostring] != null))) |
+	    add | [length, (map(.[3]) | add), 0] | @tsv' "$D/dlrm.shuf")
+	[ "$got" = "$want" ] || fail "launch $got, jq $want"
+	[ "$got" = $'2116\t57197000\t0' ] || fail "launch $got"
+}
