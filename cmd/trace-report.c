@@ -242,7 +242,7 @@ main(int argc, char **argv)
 	char stampbuf[128];
 	nd_report *r;
 	nd_drive_opts dopts;
-	nd_drive_cb dcb = { NULL, drive_record, drive_end };
+	nd_drive_cb dcb = { NULL, drive_record, drive_end, NULL };
 	nd_drive_res dres;
 
 	nd_init(argv[0]);

@@ -127,3 +127,51 @@ J
 	[ "$got" = "$want" ] || fail "launch $got, jq $want"
 	[ "$got" = $'2116\t57197000\t0' ] || fail "launch $got"
 }
+
+# The records of each source in time order: meta, spans by start (the
+# longer first, then stream order), end; other records dropped.
+timesort() {
+	"$PY" -c '
+import json, sys
+out = sys.stdout
+meta, spans, end = None, [], None
+def flush():
+    global meta, spans, end
+    if meta is not None:
+        out.write(meta)
+    spans.sort(key=lambda s: (s[0], -s[1], s[2]))
+    out.writelines(s[3] for s in spans)
+    if end is not None:
+        out.write(end)
+    meta, spans, end = None, [], None
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["type"] == "meta":
+        flush()
+        meta = line
+    elif r["type"] == "end":
+        end = line
+    elif r["type"] == "span":
+        spans.append((r["ts_ns"], r["dur_ns"], len(spans), line))
+flush()
+' <"$1"
+}
+
+@test "shuffled: trace-context answers as for the same records in time order (file, pipe, --table, --overlapping, --max)" {
+	D="$BATS_FILE_TMPDIR"
+	for b in dlrm tf8; do
+		timesort "$D/$b.shuf" >"$D/$b.ts"
+		cmp -s "$D/$b.ts" "$D/$b.nd" && fail "$b: already in time order"
+		for opts in "-C 2" "-A 1 -B 3 --table" "-C 1 --overlapping" "-C 2 --max 40"; do
+			run trace-context $opts --regex 'nccl|all-reduce|Memcpy|^copy' "$D/$b.ts"
+			assert_success
+			want=$output
+			[ "$(grep -c '"role":"match"\|^match ' <<<"$want")" -ge 8 ] || fail "$b $opts: few matches"
+			run trace-context $opts --regex 'nccl|all-reduce|Memcpy|^copy' "$D/$b.shuf"
+			assert_success
+			[ "$output" = "$want" ] || fail "$b $opts: differs"
+			run sh -c 'cat "$1" | trace-context '"$opts"' --regex "nccl|all-reduce|Memcpy|^copy"' sh "$D/$b.shuf"
+			[ "$output" = "$want" ] || fail "$b $opts: differs from a pipe"
+		done
+	done
+}

@@ -14,6 +14,12 @@
 static nd_stream *cur_st;
 static nd_spool *cur_spool;
 
+nd_stream *
+nd_drive_stream(void)
+{
+	return cur_st;
+}
+
 /* Is stdin one of the inputs? */
 static int
 reads_stdin(char **paths, int n)
@@ -50,10 +56,14 @@ pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
 	cur_st = nd_stream_open(paths, n);
 	if (cur_spool != NULL)
 		nd_stream_spool_stdin(cur_st, cur_spool, replay);
-	if (threads < 2 || nd_drive_mt_records(cur_st, cb) != 0)
-		while (nd_stream_next(cur_st, &ev))
+	if (threads < 2 || cb->done != NULL ||
+	    nd_drive_mt_records(cur_st, cb) != 0)
+		while (nd_stream_next(cur_st, &ev)) {
 			cb->record(cb->ctx, &ev,
 			    nd_stream_meta(cur_st, ev.source));
+			if (cb->done != NULL && cb->done(cb->ctx))
+				break;
+		}
 	res->sources = nd_stream_nsources(cur_st);
 	nd_stream_close(cur_st);
 	cur_st = NULL;

@@ -47,6 +47,11 @@ typedef struct nd_drive_cb {
 	 * from its start, every figure forgotten (engines keep what they
 	 * learnt about the order). */
 	int (*end)(void *ctx);
+	/* May be NULL.  After each record: 1 stops the reading there (the
+	 * answer is complete: trace-context --max); end is still called and
+	 * must not then ask for another reading.  Records are then decoded
+	 * on the reading thread. */
+	int (*done)(void *ctx);
 } nd_drive_cb;
 
 typedef struct nd_drive_res {
@@ -59,5 +64,9 @@ typedef struct nd_drive_res {
  * program (exit 2), as nd_stream's. */
 void nd_drive(char **paths, int n, const nd_drive_opts *opts,
     const nd_drive_cb *cb, nd_drive_res *res);
+/* The stream being read, for a message that names the file and line of
+ * the record in hand (nd_stream_file, nd_stream_lineno); NULL between
+ * readings.  Not with opts.threads. */
+nd_stream *nd_drive_stream(void);
 
 #endif

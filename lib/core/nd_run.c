@@ -84,7 +84,7 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 	} else {
 		struct run r = { e, n, 0, 0 };
 		nd_drive_opts dopts = { mode->once, mode->threads };
-		nd_drive_cb cb = { &r, record, end_input };
+		nd_drive_cb cb = { &r, record, end_input, NULL };
 		nd_drive_res dres;
 
 		nd_drive(paths, npaths, &dopts, &cb, &dres);

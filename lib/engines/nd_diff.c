@@ -339,7 +339,7 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 	const char *bad;
 	struct side_rd r;
 	nd_scan_cb scb = { &r, side_span, nest_done, nest_reset };
-	nd_drive_cb dcb = { &r, side_record, side_end };
+	nd_drive_cb dcb = { &r, side_record, side_end, NULL };
 	nd_drive_opts dop;
 	nd_drive_res dres;
 

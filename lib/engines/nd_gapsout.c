@@ -504,7 +504,7 @@ nd_gapsout_run(nd_gapsout *out, const nd_gaps_opts *go, char **paths, int n)
 {
 	struct grun r;
 	nd_drive_opts dopts = { go->unordered, 0 };
-	nd_drive_cb cb = { &r, run_record, run_end };
+	nd_drive_cb cb = { &r, run_record, run_end, NULL };
 	nd_drive_res res;
 
 	memset(&r, 0, sizeof r);
