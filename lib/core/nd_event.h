@@ -232,6 +232,21 @@ int nd_str_eq(nd_str a, const char *s);
  * allowed, no sign, at most INT32_MAX.  1 and *out set, or 0. */
 int nd_step_number(const char *p, size_t n, int64_t *out);
 
+/* The order of the spans of a timeline (ndtrace(7), "Sources, timelines
+ * and order"): by start, the longer first.  <0 when (ts_a, dur_a) comes
+ * first, >0 when (ts_b, dur_b) does, 0 on a tie, where stream order
+ * decides.  A span is out of order when nd_span_order(the previous one
+ * of its timeline, it) > 0. */
+static inline int
+nd_span_order(int64_t ts_a, int64_t dur_a, int64_t ts_b, int64_t dur_b)
+{
+	if (ts_a != ts_b)
+		return ts_a < ts_b ? -1 : 1;
+	if (dur_a != dur_b)
+		return dur_a > dur_b ? -1 : 1;
+	return 0;
+}
+
 static inline int
 nd_event_kind(const nd_event *ev)
 {

@@ -844,8 +844,8 @@ nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
 	c->has_source = 1;
 	c->source = ev->source;
 	t = tl_get(c, ev->pid, ev->tid);
-	if (t->nseq > 0 && (ev->ts_ns < t->last_ts ||
-	    (ev->ts_ns == t->last_ts && ev->dur_ns > t->last_dur))) {
+	if (t->nseq > 0 && nd_span_order(t->last_ts, t->last_dur, ev->ts_ns,
+	    ev->dur_ns) > 0) {
 		if (oe != NULL) {
 			oe->pid = ev->pid;
 			oe->tid = ev->tid;

@@ -478,12 +478,11 @@ static int
 hspan_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct hspan *x = a, *y = b;
+	int c = nd_span_order(x->ts, x->dur, y->ts, y->dur);
 
 	(void)ctx;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
+	if (c != 0)
+		return c;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 

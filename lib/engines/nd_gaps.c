@@ -553,12 +553,11 @@ static int
 op_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct op *x = a, *y = b;
+	int c = nd_span_order(x->ts, x->end - x->ts, y->ts, y->end - y->ts);
 
 	(void)ctx;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
+	if (c != 0)
+		return c;
 	return (x->tl > y->tl) - (x->tl < y->tl);
 }
 

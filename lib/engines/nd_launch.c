@@ -131,16 +131,15 @@ static int
 held_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct held *x = a, *y = b;
+	int c;
 
 	(void)ctx;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
+	if ((c = nd_span_order(x->ts, x->dur, y->ts, y->dur)) != 0)
+		return c;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -337,8 +336,8 @@ host_span(nd_launch *l, int64_t pid, int64_t tid, int64_t ts, int64_t dur,
 {
 	struct thread *t = thread_of(l, pid, tid);
 
-	/* the order of nd_scan: by start, the longer first on ties */
-	if (ts < t->last || (ts == t->last && dur > t->lastdur))
+	if (t->last != INT64_MIN &&
+	    nd_span_order(t->last, t->lastdur, ts, dur) > 0)
 		t->disordered = l->disordered = 1;
 	t->last = ts;
 	t->lastdur = dur;

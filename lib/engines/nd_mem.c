@@ -716,14 +716,14 @@ static int
 cmp_span(const void *a, const void *b, void *ctx)
 {
 	const struct span *x = a, *y = b;
+	int c;
 
 	(void)ctx;
 	if (x->tl != y->tl)
 		return x->tl < y->tl ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;	/* longer first */
+	if ((c = nd_span_order(x->ts, x->end - x->ts, y->ts,
+	    y->end - y->ts)) != 0)
+		return c;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 

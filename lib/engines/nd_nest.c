@@ -186,8 +186,8 @@ nd_nest_add(nd_nest *n, uint32_t t, int64_t ts, int64_t dur, uint64_t user)
 	e.user = user;
 	e.seq = n->seq++;
 	e.overrun = 0;
-	inorder = !l->has_last || ts > l->last_ts ||
-	    (ts == l->last_ts && dur <= l->last_dur);
+	inorder = !l->has_last ||
+	    nd_span_order(l->last_ts, l->last_dur, ts, dur) <= 0;
 	/* Spans in order on a streaming timeline are always placeable. */
 	if ((!inorder || l->buffered || !l->has_last) && l->has_wm &&
 	    ts < l->wm)

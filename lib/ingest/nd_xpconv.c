@@ -1293,11 +1293,10 @@ static int
 cmp_sortkey(const void *a, const void *b)
 {
 	const struct sortkey *x = a, *y = b;
+	int c = nd_span_order(x->ts, x->dur, y->ts, y->dur);
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
+	if (c != 0)
+		return c;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
