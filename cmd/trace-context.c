@@ -8,6 +8,7 @@
  */
 #include "nd_cli.h"
 #include "nd_contextout.h"
+#include "nd_run.h"
 #include "nd_util.h"
 
 #include <string.h>
@@ -121,9 +122,16 @@ int
 main(int argc, char **argv)
 {
 	nd_contextout_opts o;
+	nd_contextout *c;
+	nd_engine e, *ep = &e;
+	nd_run_mode mode = { 0, 0, 0, NULL };
 	int first;
 
 	nd_init(argv[0]);
 	first = parse_args(argc, argv, &o);
-	return nd_contextout_run(&o, argv + first, argc - first);
+	c = nd_contextout_new(&o);
+	e = nd_contextout_engine(c);
+	mode.out = o.out;
+	nd_run(&ep, 1, argv + first, argc - first, &mode, NULL);
+	return nd_contextout_end(c);
 }

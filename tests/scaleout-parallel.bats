@@ -130,9 +130,12 @@ ran_on_both() {
 
 @test "parallel --sshlogin --transferfile --return: 2 hosts, merge == one process" {
 	W="$BATS_TEST_TMPDIR/remote"
+	# h1 and h2 are this machine: a work directory per job ({#}), as two
+	# hosts have two disks (one shared directory races: --cleanup of a job
+	# on h1 removes it under a transfer to h2)
 	run make -s -C "$EX" fanout-ssh BIN="$ND_BIN" RANK_DIR="$R" \
 	    SSHLOGIN=1/h1,1/h2 SSH="ssh -F $K/ssh_config" PARALLEL_ARGS="--joblog $J" \
-	    SHARED=no REMOTE_WD="$W" PROG=trace-regions PARTIAL_ARGS= MERGE_ARGS=
+	    SHARED=no REMOTE_WD="$W/job{#}" PROG=trace-regions PARTIAL_ARGS= MERGE_ARGS=
 	[ "$status" -eq 0 ] || fail "$output"
 	assert_line "fan-out over ssh == single stream"
 	ran_on_both

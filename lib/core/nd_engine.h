@@ -21,7 +21,13 @@
  *   finish      once, after the last reading or merge;
  *   write       the answer, or the partial result when the engine was made
  *               for --partial, to the output.
- * Every callback gets the engine's own state (self).
+ * A filter, which writes as it reads (trace-context), has start instead
+ * of write: it gets the output before the first record.  And done, when
+ * not NULL, may end a reading early: after each record, when every
+ * engine has a done that returns 1 (the answer is complete:
+ * trace-context --max); end_input must then not ask for another reading.
+ * Every callback gets the engine's own state (self); NULL callbacks are
+ * skipped.
  */
 #ifndef ND_ENGINE_H
 #define ND_ENGINE_H
@@ -59,6 +65,8 @@ typedef struct nd_engine {
 	void (*load)(void *self, nd_stream *st, const nd_event *ev);
 	void (*finish)(void *self, const nd_run_res *res);
 	void (*write)(void *self, nd_out *o);
+	void (*start)(void *self, nd_out *o);
+	int (*done)(void *self);
 } nd_engine;
 
 #endif

@@ -37,6 +37,18 @@ record(void *ctx, const nd_event *ev, const nd_source_info *si)
 		r->e[i]->record(r->e[i]->self, ev, si);
 }
 
+/* Every engine says its answer is complete. */
+static int
+done(void *ctx)
+{
+	struct run *r = ctx;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i]->done == NULL || !r->e[i]->done(r->e[i]->self))
+			return 0;
+	return 1;
+}
+
 /* The input ended: read it again when any engine asks (every engine
  * restarts, so their answers come from the same reading). */
 static int
@@ -71,9 +83,20 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
     const nd_run_mode *mode, nd_run_res *resp)
 {
 	nd_run_res res;
-	nd_out *o;
+	nd_out *o = NULL;
+	int can_stop = n > 0;
 
 	memset(&res, 0, sizeof res);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i]->start != NULL) {
+			/* a filter writes as it reads */
+			if (o == NULL)
+				o = nd_out_open(mode->out);
+			e[i]->start(e[i]->self, o);
+		}
+		if (e[i]->done == NULL)
+			can_stop = 0;
+	}
 	if (mode->merge) {
 		if (n != 1 || e[0]->partial_type == NULL)
 			nd_die(ND_EXIT_ERROR, "internal error: --merge needs "
@@ -84,7 +107,8 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 	} else {
 		struct run r = { e, n, 0, 0 };
 		nd_drive_opts dopts = { mode->once, mode->threads };
-		nd_drive_cb cb = { &r, record, end_input, NULL };
+		nd_drive_cb cb = { &r, record, end_input,
+		    can_stop ? done : NULL };
 		nd_drive_res dres;
 
 		nd_drive(paths, npaths, &dopts, &cb, &dres);
@@ -95,7 +119,8 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 	for (size_t i = 0; i < n; i++)
 		if (e[i]->finish != NULL)
 			e[i]->finish(e[i]->self, &res);
-	o = nd_out_open(mode->out);
+	if (o == NULL)
+		o = nd_out_open(mode->out);
 	for (size_t i = 0; i < n; i++)
 		if (e[i]->write != NULL)
 			e[i]->write(e[i]->self, o);

@@ -7,6 +7,7 @@
 #include "nd_cli.h"
 #include "nd_context.h"
 #include "nd_drive.h"
+#include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_out.h"
@@ -45,7 +46,7 @@ struct hspan {
 	size_t len;
 };
 
-struct prog {
+struct nd_contextout {
 	/* matching */
 	const char *pattern;
 	size_t patlen;
@@ -97,7 +98,7 @@ struct prog {
 
 /* The record made in p->ob goes out, or to the source's hold. */
 static void
-emit(struct prog *p)
+emit(struct nd_contextout *p)
 {
 	if (p->ob.len == 0)
 		return;
@@ -111,7 +112,7 @@ emit(struct prog *p)
 }
 
 static int
-value_matches(struct prog *p, const char *s, size_t n)
+value_matches(struct nd_contextout *p, const char *s, size_t n)
 {
 	if (!p->use_re)
 		return n == p->patlen && memcmp(s, p->pattern, n) == 0;
@@ -126,7 +127,7 @@ value_matches(struct prog *p, const char *s, size_t n)
 /* The text of a JSON value for matching: a string's contents, any other
  * value's JSON text; null counts as absent. */
 static int
-jval_matches(struct prog *p, const nd_jval *v)
+jval_matches(struct nd_contextout *p, const nd_jval *v)
 {
 	if (v->type == ND_JNULL)
 		return 0;
@@ -140,7 +141,7 @@ jval_matches(struct prog *p, const nd_jval *v)
 }
 
 static int
-span_matches(struct prog *p, const nd_event *ev)
+span_matches(struct nd_contextout *p, const nd_event *ev)
 {
 	const nd_jval *v;
 	nd_jval av;
@@ -168,7 +169,7 @@ drop_member(nd_event *ev, const char *key)
 }
 
 static void
-decode_held(struct prog *p, const nd_context_span *s)
+decode_held(struct nd_contextout *p, const nd_context_span *s)
 {
 	nd_everr err;
 
@@ -180,7 +181,7 @@ decode_held(struct prog *p, const nd_context_span *s)
 static void
 on_write(void *u, const nd_context_span *s, const nd_context_rel *r)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 	nd_buf *b = &p->ob;
 
 	if (!p->meta_written && p->meta.len > 0) {
@@ -206,7 +207,7 @@ on_write(void *u, const nd_context_span *s, const nd_context_rel *r)
  * wrote; everything else (events read, skipped, sha256, warnings) still
  * describes the input and is kept. */
 static void
-write_end(struct prog *p, const nd_event *ev)
+write_end(struct nd_contextout *p, const nd_event *ev)
 {
 	nd_buf *b = &p->ob;
 
@@ -248,7 +249,7 @@ clean_dup(nd_str s)
 }
 
 static void
-row_fill(struct prog *p, struct row *w, const nd_context_span *s, int role)
+row_fill(struct nd_contextout *p, struct row *w, const nd_context_span *s, int role)
 {
 	nd_buf txt = ND_BUF_INIT;
 
@@ -284,7 +285,7 @@ row_fill(struct prog *p, struct row *w, const nd_context_span *s, int role)
 }
 
 static struct group *
-group_of(struct prog *p, uint64_t id)
+group_of(struct nd_contextout *p, uint64_t id)
 {
 	size_t i = (size_t)(id - 1);
 
@@ -300,7 +301,7 @@ group_of(struct prog *p, uint64_t id)
 static void
 on_relate(void *u, const nd_context_span *s, const nd_context_rel *r)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 	struct group *g = group_of(p, r->match);
 	struct row *w;
 
@@ -346,7 +347,7 @@ put_row(nd_buf *b, const char *role, const char *start, int ws,
 }
 
 static void
-print_group(struct prog *p, uint64_t id, struct group *g)
+print_group(struct nd_contextout *p, uint64_t id, struct group *g)
 {
 	nd_buf *b = &p->ob;
 	char st[40], du[40];
@@ -425,7 +426,7 @@ group_free(struct group *g)
 static void
 on_done(void *u, uint64_t id)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 
 	group_of(p, id)->done = 1;
 	while (p->gfirst < p->ngroups && p->groups[p->gfirst]->done) {
@@ -450,14 +451,14 @@ need_int(const nd_event *ev, unsigned bit, const char *key)
 }
 
 static uint64_t
-matches(const struct prog *p)
+matches(const struct nd_contextout *p)
 {
 	return p->base + nd_context_matches(p->ctx);
 }
 
 /* --max is reached and every match has its context. */
 static int
-max_done(const struct prog *p)
+max_done(const struct nd_contextout *p)
 {
 	return p->max > 0 && matches(p) >= (uint64_t)p->max &&
 	    nd_context_pending(p->ctx) == 0;
@@ -466,7 +467,7 @@ max_done(const struct prog *p)
 /* Give a span to the context engine, matched or not: 0, or -1 when it is
  * out of order on its timeline. */
 static int
-add_span(struct prog *p, const nd_event *ev)
+add_span(struct nd_contextout *p, const nd_event *ev)
 {
 	int m = (p->max == 0 || matches(p) < (uint64_t)p->max) &&
 	    span_matches(p, ev);
@@ -488,7 +489,7 @@ hspan_cmp(const void *a, const void *b, void *ctx)
 
 /* Second reading: the held spans of the source, in time order. */
 static void
-feed_held(struct prog *p)
+feed_held(struct nd_contextout *p)
 {
 	nd_everr err;
 
@@ -513,7 +514,7 @@ feed_held(struct prog *p)
 
 /* The held output of a source that ended goes out. */
 static void
-flush_out(struct prog *p)
+flush_out(struct nd_contextout *p)
 {
 	uint64_t size;
 
@@ -534,7 +535,7 @@ flush_out(struct prog *p)
 }
 
 static void
-source_begin(struct prog *p, uint32_t src)
+source_begin(struct nd_contextout *p, uint32_t src)
 {
 	p->has_src = 1;
 	p->src = src;
@@ -550,7 +551,7 @@ source_begin(struct prog *p, uint32_t src)
 }
 
 static void
-source_end(struct prog *p)
+source_end(struct nd_contextout *p)
 {
 	if (!p->has_src)
 		return;
@@ -572,7 +573,7 @@ source_end(struct prog *p)
 /* The source of ev is out of order: what it wrote is dropped, and it and
  * every later source wait for the second reading. */
 static void
-source_late(struct prog *p, const nd_event *ev)
+source_late(struct nd_contextout *p, const nd_event *ev)
 {
 	p->late = ev->source;
 	p->has_src = 0;
@@ -583,7 +584,7 @@ source_late(struct prog *p, const nd_event *ev)
 static void
 run_record(void *u, const nd_event *ev, const nd_source_info *si)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 
 	(void)si;
 	/* written by the first reading, or waiting for the second */
@@ -634,7 +635,7 @@ run_record(void *u, const nd_event *ev, const nd_source_info *si)
 }
 
 static void
-context_new(struct prog *p)
+context_new(struct nd_contextout *p)
 {
 	p->ctx = nd_context_new(p->before, p->after, p->overlapping,
 	    p->lookback, &p->ops, p);
@@ -643,14 +644,22 @@ context_new(struct prog *p)
 static int
 run_end(void *u)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 
 	if (p->late < 0 || p->again) {
 		source_end(p);
-		return ND_DRIVE_OK;
+		return ND_ENGINE_OK;
 	}
-	/* every match before the late source is written: the second
-	 * reading numbers on from there */
+	return ND_ENGINE_AGAIN;
+}
+
+/* The second reading: every match before the late source is written,
+ * and it numbers on from there. */
+static void
+run_restart(void *u)
+{
+	struct nd_contextout *p = u;
+
 	p->base = p->src_base;
 	nd_context_free(p->ctx);
 	context_new(p);
@@ -659,19 +668,24 @@ run_end(void *u)
 			group_free(p->groups[i]);
 	p->ngroups = p->gfirst = 0;
 	p->again = 1;
-	return ND_DRIVE_AGAIN;
+}
+
+static void
+run_start(void *u, nd_out *o)
+{
+	((struct nd_contextout *)u)->o = o;
 }
 
 static int
 run_done(void *u)
 {
-	struct prog *p = u;
+	struct nd_contextout *p = u;
 
 	return (p->late < 0 || p->again) && max_done(p);
 }
 
 static void
-prog_free(struct prog *p)
+prog_free(struct nd_contextout *p)
 {
 	nd_context_free(p->ctx);
 	nd_spool_free(p->held_out);
@@ -695,7 +709,7 @@ prog_free(struct prog *p)
 }
 
 static void
-prog_init(struct prog *p, const nd_contextout_opts *o)
+prog_init(struct nd_contextout *p, const nd_contextout_opts *o)
 {
 	memset(p, 0, sizeof *p);
 	p->pattern = o->pattern;
@@ -734,27 +748,35 @@ prog_init(struct prog *p, const nd_contextout_opts *o)
 	nd_event_init(&p->fev);
 }
 
-int
-nd_contextout_run(const nd_contextout_opts *o, char **paths, int n)
+nd_contextout *
+nd_contextout_new(const nd_contextout_opts *o)
 {
-	/* static: still reachable (no leak report) if an input error ends
-	 * the program */
-	static struct prog p;
-	nd_drive_opts dopts = { 0, 0 };
-	nd_drive_cb cb = { &p, run_record, run_end, run_done };
-	nd_drive_res res;
-	uint64_t found;
+	struct nd_contextout *p = nd_xmalloc(sizeof *p);
 
-	prog_init(&p, o);
-	context_new(&p);
-	p.o = nd_out_open(o->out);
-	nd_drive(paths, n, &dopts, &cb, &res);
-	nd_out_close(p.o);
-	found = matches(&p);
+	prog_init(p, o);
+	context_new(p);
+	return p;
+}
+
+nd_engine
+nd_contextout_engine(nd_contextout *p)
+{
+	nd_engine e = { "context", p, NULL, NULL, 0, run_record, NULL,
+	    run_end, run_restart, NULL, NULL, NULL, run_start, run_done };
+
+	return e;
+}
+
+int
+nd_contextout_end(nd_contextout *p)
+{
+	uint64_t found = matches(p);
+
 	if (getenv("ND_CONTEXT_STATS") != NULL)
 		fprintf(stderr, "%s: %llu matches, at most %zu spans held\n",
 		    nd_progname, (unsigned long long)found,
-		    nd_context_held_max(p.ctx));
-	prog_free(&p);
+		    nd_context_held_max(p->ctx));
+	prog_free(p);
+	free(p);
 	return found > 0 ? ND_EXIT_OK : ND_EXIT_FINDING;
 }

@@ -16,6 +16,8 @@
 #ifndef ND_CONTEXTOUT_H
 #define ND_CONTEXTOUT_H
 
+#include "nd_engine.h"
+
 #include <stdint.h>
 
 typedef struct nd_contextout_opts {
@@ -27,9 +29,15 @@ typedef struct nd_contextout_opts {
 	const char *out;	/* -o, or NULL: stdout */
 } nd_contextout_opts;
 
-/* Run over paths[0..n) (stdin when n == 0); returns ND_EXIT_OK when
- * something matched, ND_EXIT_FINDING otherwise.  Dies (exit 2) on an
- * invalid regex and on input errors. */
-int nd_contextout_run(const nd_contextout_opts *o, char **paths, int n);
+typedef struct nd_contextout nd_contextout;
+
+/* Dies (exit 2) on an invalid regex. */
+nd_contextout *nd_contextout_new(const nd_contextout_opts *o);
+/* c as a filter for nd_run (nd_engine.h): it writes each source as it
+ * ends, may ask for a second reading, and stops the reading at --max. */
+nd_engine nd_contextout_engine(nd_contextout *c);
+/* After nd_run: frees c; ND_EXIT_OK when something matched,
+ * ND_EXIT_FINDING otherwise. */
+int nd_contextout_end(nd_contextout *c);
 
 #endif

@@ -1050,7 +1050,7 @@ nd_regions_engine(nd_regions *r, const nd_scan_opts *opts, int merge)
 {
 	nd_engine e = { "regions", r, "region_partial", partial_body, 1,
 	    eng_record, NULL, eng_end_input, eng_restart, eng_load,
-	    eng_finish, eng_write };
+	    eng_finish, eng_write, NULL, NULL };
 
 	if (merge) {
 		r->merge = 1;

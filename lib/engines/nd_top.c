@@ -1025,7 +1025,8 @@ nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
 {
 	nd_engine e = { "top", t, "top_partial", partial_body,
 	    sizeof partial_body / sizeof *partial_body, eng_record, NULL,
-	    eng_end_input, eng_restart, eng_load, eng_finish, eng_write };
+	    eng_end_input, eng_restart, eng_load, eng_finish, eng_write, NULL,
+	    NULL };
 
 	t->fmt = fmt;
 	t->k = k;
