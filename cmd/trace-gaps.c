@@ -4,14 +4,10 @@
  * cause, as "gap" records.  See trace-gaps(1); the engine is lib/engines/nd_gaps.
  */
 #include "nd_cli.h"
-#include "nd_event.h"
 #include "nd_gaps.h"
 #include "nd_gapsout.h"
-#include "nd_json.h"
-#include "nd_out.h"
+#include "nd_run.h"
 #include "nd_partial.h"
-#include "nd_steps.h"
-#include "nd_stream.h"
 #include "nd_util.h"
 
 #include <regex.h>
@@ -132,8 +128,9 @@ main(int argc, char **argv)
 	};
 	struct args a;
 	regex_t re;
-	nd_gapsout out;
-	nd_out *o;
+	nd_gapsrun *g;
+	nd_engine e, *ep = &e;
+	nd_run_mode mode = { 0, 0, 0, NULL };
 	int ch;
 
 	nd_partial_opts po = { 0, 0, 0, "--level, --min, --kernel-wait, "
@@ -165,15 +162,13 @@ main(int argc, char **argv)
 		}
 		a.go.re = &re;
 	}
-	o = nd_out_open(a.out);
-	if (a.merge)
-		nd_gapsout_merge(&out, o, a.partial, a.summary, argv, argc);
-	else {
-		nd_gapsout_begin(&out, o, a.partial, a.summary, &a.go, a.regex);
-		nd_gapsout_run(&out, &a.go, argv, argc);
-	}
-	nd_gapsout_end(&out);
-	nd_out_close(o);
+	g = nd_gapsrun_new(&a.go, a.regex, a.partial, a.summary, a.merge);
+	e = nd_gapsrun_engine(g);
+	mode.merge = a.merge;
+	mode.once = a.go.unordered;
+	mode.out = a.out;
+	nd_run(&ep, 1, argv, argc, &mode, NULL);
+	nd_gapsrun_free(g);
 	if (a.regex != NULL)
 		regfree(&re);
 	return ND_EXIT_OK;

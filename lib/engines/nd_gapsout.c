@@ -1,11 +1,31 @@
 #include "nd_gapsout.h"
-#include "nd_drive.h"
+
+#include "nd_gapsum.h"
+#include "nd_out.h"
+#include "nd_partial.h"
 #include "nd_json.h"
 #include "nd_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The options that decide which gaps a run finds and what they say. */
+typedef struct nd_gaps_coll {
+	int level;		/* ND_GAP_TIMELINE or ND_GAP_DEVICE */
+	int64_t min_ns, kernel_wait_ns;
+	int host_context, within_steps;
+	char *step_regex;	/* NULL: none (owned) */
+} nd_gaps_coll;
+
+typedef struct nd_gapsout {
+	nd_out *o;
+	int partial, summary;
+	nd_partial_w pw;
+	nd_gapsum *sum;		/* NULL when neither summary nor partial */
+	nd_gaps_coll coll;
+	unsigned nheaders;	/* merge: partial headers read */
+} nd_gapsout;
 
 #define HEADER "gaps_partial"
 /* A record passed through, in a partial: this, the record, '}'. */
@@ -56,7 +76,7 @@ start(nd_gapsout *g, nd_out *o, int partial, int summary, int sum)
 		g->sum = nd_gapsum_new();
 }
 
-void
+static void
 nd_gapsout_begin(nd_gapsout *g, nd_out *o, int partial, int summary,
     const nd_gaps_opts *go, const char *step_regex)
 {
@@ -72,7 +92,7 @@ nd_gapsout_begin(nd_gapsout *g, nd_out *o, int partial, int summary,
 		write_header(g);
 }
 
-void
+static void
 nd_gapsout_gap(nd_gapsout *g, const nd_gap *gap)
 {
 	if (g->sum != NULL)
@@ -80,7 +100,7 @@ nd_gapsout_gap(nd_gapsout *g, const nd_gap *gap)
 	commit(g);
 }
 
-void
+static void
 nd_gapsout_pass(nd_gapsout *g, const char *line, size_t len)
 {
 	nd_buf *b = nd_out_buf(g->o);
@@ -94,7 +114,7 @@ nd_gapsout_pass(nd_gapsout *g, const char *line, size_t len)
 	commit(g);
 }
 
-void
+static void
 nd_gapsout_end(nd_gapsout *g)
 {
 	if (g->partial) {
@@ -286,19 +306,6 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		merge_line(g, st, ev);
 }
 
-void
-nd_gapsout_merge(nd_gapsout *g, nd_out *o, int partial, int summary,
-    char **paths, int n)
-{
-	static const char *const body[] = { "gap", "gap_pass", "gap_sum" };
-
-	/* the totals are read (and checked) even when not written */
-	start(g, o, partial, summary, 1);
-	/* every input holds a partial (nd_partial_read) */
-	nd_partial_read(paths, n, HEADER, body, sizeof body / sizeof *body,
-	    merge_record, g);
-}
-
 /* ---- a run: the gaps of every source, in input order ---- */
 
 static void
@@ -484,35 +491,119 @@ run_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 }
 
 static int
-run_end(void *ctx)
+run_end(struct grun *r)
 {
-	struct grun *r = ctx;
-
 	if (r->cur >= 0)
 		flush_source(r);
 	if (r->again || r->late < 0)
-		return ND_DRIVE_OK;
+		return ND_ENGINE_OK;
+	return ND_ENGINE_AGAIN;
+}
+
+/* The second reading: every timeline buffered. */
+static void
+run_restart(struct grun *r)
+{
 	nd_gaps_free(r->g);
 	r->go.unordered = 1;
 	r->g = nd_gaps_new(&r->go);
 	r->again = 1;
-	return ND_DRIVE_AGAIN;
+}
+
+/* ---- the engine ---- */
+
+struct nd_gapsrun {
+	nd_gapsout out;
+	struct grun r;
+	nd_gaps_opts go;
+	char *step_regex;
+	int partial, summary, merge;
+};
+
+static const char *const partial_body[] = { "gap", "gap_pass", "gap_sum" };
+
+static void
+eng_start(void *self, nd_out *o)
+{
+	nd_gapsrun *e = self;
+
+	if (e->merge)
+		/* the totals are read (and checked) even when not written */
+		start(&e->out, o, e->partial, e->summary, 1);
+	else
+		nd_gapsout_begin(&e->out, o, e->partial, e->summary, &e->go,
+		    e->step_regex);
+}
+
+static void
+eng_record(void *self, const nd_event *ev, const nd_source_info *si)
+{
+	run_record(&((nd_gapsrun *)self)->r, ev, si);
+}
+
+static int
+eng_end_input(void *self)
+{
+	return run_end(&((nd_gapsrun *)self)->r);
+}
+
+static void
+eng_restart(void *self)
+{
+	run_restart(&((nd_gapsrun *)self)->r);
+}
+
+static void
+eng_load(void *self, nd_stream *st, const nd_event *ev)
+{
+	merge_record(&((nd_gapsrun *)self)->out, st, ev);
+}
+
+static void
+eng_write(void *self, nd_out *o)
+{
+	(void)o;
+	nd_gapsout_end(&((nd_gapsrun *)self)->out);
+}
+
+nd_gapsrun *
+nd_gapsrun_new(const nd_gaps_opts *go, const char *step_regex, int partial,
+    int summary, int merge)
+{
+	nd_gapsrun *e = nd_xcalloc(1, sizeof *e);
+
+	e->go = *go;
+	e->step_regex = step_regex != NULL ? nd_xstrdup(step_regex) : NULL;
+	e->partial = partial;
+	e->summary = summary;
+	e->merge = merge;
+	e->r.out = &e->out;
+	e->r.go = *go;
+	e->r.cur = e->r.late = -1;
+	if (!merge)
+		e->r.g = nd_gaps_new(&e->r.go);
+	return e;
+}
+
+nd_engine
+nd_gapsrun_engine(nd_gapsrun *e)
+{
+	nd_engine eng = { "gaps", e, HEADER, partial_body,
+	    sizeof partial_body / sizeof *partial_body, eng_record, NULL,
+	    eng_end_input, eng_restart, eng_load, NULL, eng_write, eng_start,
+	    NULL };
+
+	return eng;
 }
 
 void
-nd_gapsout_run(nd_gapsout *out, const nd_gaps_opts *go, char **paths, int n)
+nd_gapsrun_free(nd_gapsrun *e)
 {
-	struct grun r;
-	nd_drive_opts dopts = { go->unordered, 0 };
-	nd_drive_cb cb = { &r, run_record, run_end, NULL };
-	nd_drive_res res;
-
-	memset(&r, 0, sizeof r);
-	r.out = out;
-	r.go = *go;
-	r.g = nd_gaps_new(&r.go);
-	r.cur = r.late = -1;
-	nd_drive(paths, n, &dopts, &cb, &res);
-	nd_gaps_free(r.g);
-	nd_buf_free(&r.held);
+	if (e == NULL)
+		return;
+	nd_gaps_free(e->r.g);
+	nd_buf_free(&e->r.held);
+	free(e->r.si.path);
+	free(e->step_regex);
+	free(e);
 }
