@@ -65,10 +65,11 @@ pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
 				break;
 		}
 	res->sources = nd_stream_nsources(cur_st);
+	/* end may still ask nd_drive_stream of every source */
+	r = cb->end(cb->ctx);
 	nd_stream_close(cur_st);
 	cur_st = NULL;
 	nd_event_free(&ev);
-	r = cb->end(cb->ctx);
 	return r;
 }
 

@@ -65,8 +65,10 @@ typedef struct nd_drive_res {
 void nd_drive(char **paths, int n, const nd_drive_opts *opts,
     const nd_drive_cb *cb, nd_drive_res *res);
 /* The stream being read, for a message that names the file and line of
- * the record in hand (nd_stream_file, nd_stream_lineno); NULL between
- * readings.  Not with opts.threads. */
+ * the record in hand (nd_stream_file, nd_stream_lineno; not with
+ * opts.threads), and in cb.end for what it knows of every source
+ * (nd_stream_meta: the file of a source without records too); NULL
+ * between readings. */
 nd_stream *nd_drive_stream(void);
 
 #endif

@@ -171,21 +171,24 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 	}
 }
 
-void
-nd_stepspart_merge(nd_stepspart_m *m, char **paths, int n, nd_out *o,
-    nd_partial_w *pw, nd_stepsum *sum)
-{
-	static const char *const body[] = {
-		LINE, SOURCE, ND_STEPSUM_REC, ND_STEPSUM_DEV
-	};
+const char *const nd_stepspart_body[ND_STEPSPART_NBODY] = {
+	LINE, SOURCE, ND_STEPSUM_REC, ND_STEPSUM_DEV
+};
 
+void
+nd_stepspart_merge_begin(nd_stepspart_m *m, nd_out *o, nd_partial_w *pw,
+    nd_stepsum *sum)
+{
 	memset(m, 0, sizeof *m);
 	m->o = o;
 	m->pw = pw;
 	m->sum = sum;
-	/* every input holds a partial (nd_partial_read) */
-	nd_partial_read(paths, n, ND_STEPSPART, body,
-	    sizeof body / sizeof *body, merge_record, m);
+}
+
+void
+nd_stepspart_load(void *m, nd_stream *st, const nd_event *ev)
+{
+	merge_record(m, st, ev);
 }
 
 const char *

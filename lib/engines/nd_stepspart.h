@@ -62,15 +62,21 @@ typedef struct nd_stepspart_m {
 	int64_t src_max;	/* of this partial's step records */
 } nd_stepspart_m;
 
-/* Read the partials paths[0..n) (stdin when n == 0): each one's lines to
- * o as soon as its trailer checked out, its step records to sum (when not
- * NULL).  With pw, the output is a partial again: its header (the
- * collection options of the first) and the lines as they were; the caller
- * ends it (nd_stepspart_end with sum, m->npath and nd_stepspart_path).
- * Dies (exit 2, one line) on a bad partial, on partials made with other
- * collection options, and when there is none. */
-void nd_stepspart_merge(nd_stepspart_m *m, char **paths, int n, nd_out *o,
+/* The merge of partials (nd_partial_read with ND_STEPSPART and
+ * nd_stepspart_body, as nd_run's --merge): each one's lines to o as soon
+ * as its trailer checked out, its step records to sum (when not NULL).
+ * With pw, the output is a partial again: its header (the collection
+ * options of the first) and the lines as they were; the caller ends it
+ * (nd_stepspart_end with sum, m->npath and nd_stepspart_path).  Dies
+ * (exit 2, one line) on a bad partial and on partials made with other
+ * collection options. */
+#define ND_STEPSPART_NBODY 4
+extern const char *const nd_stepspart_body[ND_STEPSPART_NBODY];
+void nd_stepspart_merge_begin(nd_stepspart_m *m, nd_out *o,
     nd_partial_w *pw, nd_stepsum *sum);
+/* One record of a partial whose framing checked out (an nd_partial_fn on
+ * m). */
+void nd_stepspart_load(void *m, nd_stream *st, const nd_event *ev);
 /* The path of merged source i (an nd_stepsum_path_fn on m). */
 const char *nd_stepspart_path(void *m, uint32_t source);
 void nd_stepspart_free(nd_stepspart_m *m);
