@@ -230,7 +230,7 @@ fuzz-build:
 	    CFLAGS='$(CFLAGS) $(FUZZ_DEFS)' \
 	    SAN='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_BUILD)/libndtrace.a
 	@for f in $(FUZZERS); do \
-	    clang -std=c11 -O1 -g -D_GNU_SOURCE $(addprefix -Ilib/,$(LIB_DIRS)) -I$(FUZZ_BUILD)/gen $(WARN) \
+	    clang -std=c11 -O1 -g -D_GNU_SOURCE -Ilib $(addprefix -Ilib/,$(LIB_DIRS)) -I$(FUZZ_BUILD)/gen $(WARN) \
 	        -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_BUILD)/$$f fuzz/$$f.c \
 	        $(FUZZ_BUILD)/libndtrace.a $(LDLIBS_ND) || exit 1; \
 	done

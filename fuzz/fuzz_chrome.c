@@ -12,11 +12,7 @@
  * The input's last byte chooses --no-args / --no-flows and the budget.
  */
 #include "fuzz_stream.h"
-#include "nd_chrome.h"
-#include "nd_in.h"
-#include "nd_kineto.h"
-#include "nd_out.h"
-#include "nd_util.h"
+#include "ndtrace.h"
 
 #include <setjmp.h>
 #include <stdint.h>

@@ -3,8 +3,7 @@
  * decimal scaling) on arbitrary text.  Checks they never crash and that a
  * parsed duration is non-negative.
  */
-#include "nd_cli.h"
-#include "nd_json.h"
+#include "ndtrace.h"
 
 #include <stdint.h>
 #include <stdlib.h>

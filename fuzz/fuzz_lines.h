@@ -6,8 +6,7 @@
 #ifndef FUZZ_LINES_H
 #define FUZZ_LINES_H
 
-#include "nd_buf.h"
-#include "nd_json.h"
+#include "ndtrace.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,7 @@
  * writer, and the decoder again (what is written must decode, and the
  * second encoding must equal the first).
  */
-#include "nd_buf.h"
-#include "nd_event.h"
+#include "ndtrace.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,13 +8,7 @@
  * PyTorch memory timeline (nd_memtl) and its records.
  */
 #include "fuzz_lines.h"
-#include "nd_buf.h"
-#include "nd_event.h"
-#include "nd_json.h"
-#include "nd_mem.h"
-#include "nd_memtl.h"
-#include "nd_pickle.h"
-#include "nd_util.h"
+#include "ndtrace.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,11 +8,7 @@
  * on a stream record.
  */
 #include "fuzz_lines.h"
-#include "nd_buf.h"
-#include "nd_event.h"
-#include "nd_json.h"
-#include "nd_pipe.h"
-#include "nd_util.h"
+#include "ndtrace.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,9 +7,7 @@
 #ifndef FUZZ_STREAM_H
 #define FUZZ_STREAM_H
 
-#include "nd_buf.h"
-#include "nd_event.h"
-#include "nd_json.h"
+#include "ndtrace.h"
 
 #include <stdlib.h>
 #include <string.h>

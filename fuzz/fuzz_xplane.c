@@ -9,8 +9,7 @@
  * inside the buffer and name metadata that exists.
  */
 #include "fuzz_track.h"
-#include "nd_util.h"
-#include "nd_xplane.h"
+#include "ndtrace.h"
 
 #include <setjmp.h>
 #include <stdint.h>

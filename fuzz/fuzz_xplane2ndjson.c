@@ -18,10 +18,7 @@
  */
 #include "fuzz_stream.h"
 #include "fuzz_track.h"
-#include "nd_classify.h"
-#include "nd_out.h"
-#include "nd_util.h"
-#include "nd_xpconv.h"
+#include "ndtrace.h"
 
 #include <setjmp.h>
 #include <stdint.h>

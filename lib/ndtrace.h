@@ -4,26 +4,51 @@
  * links -lndtrace (pkg-config ndtrace); examples/topk.c is one.
  *
  * What it offers: reading ndtrace streams (nd_stream, nd_event; ndtrace(7)
- * is the contract), the engines that answer (nd_top, nd_regions,
- * nd_roofline, ... each an nd_engine), the one driver that feeds them
- * (nd_run: reading, order policy, --merge framing, output), and output
- * written atomically (nd_out).  Input errors end the program with one line
+ * is the contract), the readers that make them from profiles (XPlane,
+ * Chrome/Kineto, memory snapshots and timelines), the engines that answer
+ * (nd_top, nd_regions, nd_roofline, nd_gapsrun, nd_stepsrun, ... each an
+ * nd_engine), the one driver that feeds them (nd_run: reading, order
+ * policy, --merge framing, output), and output written atomically
+ * (nd_out).  The fuzzers (fuzz/) include this header alone.  Input errors end the program with one line
  * on stderr and exit status 2 (nd_util.h), as in the programs.
  */
 #ifndef NDTRACE_H
 #define NDTRACE_H
 
+/* the stream, its records, reading, output, errors */
 #include "nd_buf.h"
 #include "nd_cli.h"
-#include "nd_engine.h"
 #include "nd_event.h"
+#include "nd_in.h"
+#include "nd_json.h"
 #include "nd_out.h"
+#include "nd_stream.h"
+#include "nd_util.h"
+/* the engine contract and the driver */
+#include "nd_engine.h"
+#include "nd_partial.h"
+#include "nd_run.h"
+/* ingest: profiles to streams */
+#include "nd_chrome.h"
+#include "nd_classify.h"
+#include "nd_kineto.h"
+#include "nd_memtl.h"
+#include "nd_pickle.h"
+#include "nd_xpconv.h"
+#include "nd_xplane.h"
+/* the engines */
+#include "nd_contextout.h"
+#include "nd_gaps.h"
+#include "nd_gapsout.h"
+#include "nd_launch.h"
+#include "nd_mem.h"
+#include "nd_pipe.h"
 #include "nd_regions.h"
 #include "nd_roofline.h"
-#include "nd_run.h"
 #include "nd_scan.h"
-#include "nd_stream.h"
+#include "nd_steps.h"
+#include "nd_stepsrun.h"
+#include "nd_stepsum.h"
 #include "nd_top.h"
-#include "nd_util.h"
 
 #endif

@@ -75,3 +75,19 @@ setup() {
 	run find "$T/root" -type f
 	assert_output ""
 }
+
+@test "the fuzzers include the public header alone, and it compiles on its own" {
+	TOP="$BATS_TEST_DIRNAME/.."
+	# every project header a harness or its helpers name
+	run sh -c "grep -ho '#include \"nd[^\"]*\"' '$TOP'/fuzz/*.c '$TOP'/fuzz/*.h | sort -u"
+	assert_success
+	assert_output '#include "ndtrace.h"'
+	# ndtrace.h alone, from the installed layout's point of view: one
+	# folder of headers (as make install puts them)
+	mkdir -p "$BATS_TEST_TMPDIR/inc"
+	cp "$TOP"/lib/ndtrace.h "$TOP"/lib/*/*.h "$BATS_TEST_TMPDIR/inc/"
+	printf '#include "ndtrace.h"\nint main(void) { return 0; }\n' > "$BATS_TEST_TMPDIR/h.c"
+	run cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$BATS_TEST_TMPDIR/inc" \
+	    -c -o "$BATS_TEST_TMPDIR/h.o" "$BATS_TEST_TMPDIR/h.c"
+	assert_success
+}
