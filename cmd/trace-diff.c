@@ -312,15 +312,7 @@ main(int argc, char **argv)
 		a.nrules = nd_rule_defaults(a.rules);
 	}
 	if (a.regex != NULL) {
-		int rr = regcomp(&re, a.regex, REG_EXTENDED);
-
-		if (rr != 0) {
-			char msg[256];
-
-			regerror(rr, &re, msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
-			    a.regex, msg);
-		}
+		nd_cli_regex(&re, "--step-regex", a.regex, 0);
 		a.o.re = &re;
 	}
 	rc = compare(&a, argv[0], argv[1]);

@@ -151,15 +151,7 @@ main(int argc, char **argv)
 	po.collect_given = a.collopt;
 	nd_partial_check_opts(&po);
 	if (a.regex != NULL) {
-		int rc = regcomp(&re, a.regex, REG_EXTENDED);
-
-		if (rc != 0) {
-			char msg[256];
-
-			regerror(rc, &re, msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
-			    a.regex, msg);
-		}
+		nd_cli_regex(&re, "--step-regex", a.regex, 0);
 		a.go.re = &re;
 	}
 	g = nd_gapsrun_new(&a.go, a.regex, a.partial, a.summary, a.merge);

@@ -146,8 +146,7 @@ parse_args(int argc, char **argv, struct args *a)
 		case 'x':
 			if (a->has_re)
 				regfree(&a->re);
-			if (regcomp(&a->re, optarg, REG_EXTENDED) != 0)
-				nd_die(2, "invalid --step-regex: '%s'", optarg);
+			nd_cli_regex(&a->re, "--step-regex", optarg, 0);
 			a->has_re = 1;
 			ro->step_regex = optarg;
 			break;

@@ -160,15 +160,7 @@ run_steps(struct args *a, char **argv, int argc)
 
 	memset(&so, 0, sizeof so);
 	if (a->regex != NULL && !a->merge) {
-		int rc = regcomp(&re, a->regex, REG_EXTENDED);
-
-		if (rc != 0) {
-			char msg[256];
-
-			regerror(rc, &re, msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "invalid --step-regex '%s': %s",
-			    a->regex, msg);
-		}
+		nd_cli_regex(&re, "--step-regex", a->regex, 0);
 		a->so.re = &re;
 	}
 	collect_text(a, &collect);

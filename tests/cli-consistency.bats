@@ -313,3 +313,19 @@ pairs_man() {
 	run grep -l "from the partial results; do not give" "$BATS_TEST_DIRNAME"/../cmd/*.c
 	assert_failure
 }
+
+@test "--step-regex: one message for a bad expression in trace-steps, trace-gaps, trace-diff and trace-report" {
+	T="$BATS_TEST_TMPDIR"
+	printf '' > "$T/e.nd"
+	for p in trace-steps trace-gaps trace-report; do
+		run "$p" -x '(' "$T/e.nd"
+		assert_failure 2
+		assert_output --regexp "^$p: invalid --step-regex '\\(': .+\$"
+	done
+	run trace-diff -x '(' "$T/e.nd" "$T/e.nd"
+	assert_failure 2
+	assert_output --regexp "^trace-diff: invalid --step-regex '\\(': .+\$"
+	# the wording lives in nd_cli_regex only
+	run grep -l 'invalid --step-regex' "$BATS_TEST_DIRNAME"/../cmd/*.c "$BATS_TEST_DIRNAME"/../lib/*/*.c
+	assert_failure 1
+}

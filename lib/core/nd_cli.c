@@ -197,3 +197,16 @@ nd_csv_field(nd_buf *b, const char *s, size_t n)
 	b->len += need;
 	b->p[b->len] = '\0';
 }
+
+void
+nd_cli_regex(regex_t *re, const char *opt, const char *s, int flags)
+{
+	int rc = regcomp(re, s, REG_EXTENDED | flags);
+
+	if (rc != 0) {
+		char msg[256];
+
+		regerror(rc, re, msg, sizeof msg);
+		nd_die(ND_EXIT_ERROR, "invalid %s '%s': %s", opt, s, msg);
+	}
+}

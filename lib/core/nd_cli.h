@@ -25,6 +25,7 @@
 #include "nd_buf.h"
 
 #include <getopt.h>
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,10 @@ int nd_parse_duration(const char *s, int64_t *ns);
 int64_t nd_cli_int(const char *opt, const char *s, int64_t min, int64_t max);
 int64_t nd_cli_duration(const char *opt, const char *s);
 double nd_cli_double(const char *opt, const char *s, double min, double max);
+/* Compile the option value s (a POSIX ERE, with flags besides
+ * REG_EXTENDED) into re or die with "prog: invalid OPT 'S': WHY"
+ * (exit 2). */
+void nd_cli_regex(regex_t *re, const char *opt, const char *s, int flags);
 
 /* Durations as text: the one rule, in two styles.  Compact, for tables
  * and records: "950ns", "12.500us", "3.250ms", "1.200s" (three decimals
