@@ -116,6 +116,16 @@ same() {
 	done
 	run bash -c "cat '$T/x.ndjson' | ND_DRIVE_STATS=1 trace-diff --allow-same '$T/x.ndjson' - 2>&1 >/dev/null"
 	assert_line "trace-diff: 1 pass, $(stat -c %s "$T/x.ndjson") bytes of stdin spooled"
+	# what never reads twice (each source held whole, or no nesting)
+	# spools nothing; trace-gaps and trace-context may read twice
+	for p in trace-steps trace-pipeline trace-roofline; do
+		run bash -c "cat '$T/x.ndjson' | ND_DRIVE_STATS=1 $p 2>&1 >/dev/null | grep -F 'pass,'"
+		assert_output "$p: 1 pass, 0 bytes of stdin spooled"
+	done
+	for p in trace-gaps "trace-context aten::mm"; do
+		run bash -c "cat '$T/x.ndjson' | ND_DRIVE_STATS=1 $p 2>&1 >/dev/null"
+		assert_output "${p%% *}: 1 pass, $(stat -c %s "$T/x.ndjson") bytes of stdin spooled"
+	done
 }
 
 @test "the spool: a temporary file past ND_SPOOL_MEM, gzip on a pipe, stdin named twice" {

@@ -14,7 +14,8 @@
  *               noted which timelines; see nd_drive.h);
  *   restart     when some engine asked for another reading: forget every
  *               figure, keep what was learnt about the order; the input is
- *               then read again from its start;
+ *               then read again from its start (when no engine has one,
+ *               none may ask, and a pipe is not spooled);
  *   load        with --merge, instead of record: each record of a partial
  *               result after its header (nd_partial_read has checked the
  *               framing);

@@ -84,7 +84,7 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 {
 	nd_run_res res;
 	nd_out *o = NULL;
-	int can_stop = n > 0;
+	int can_stop = n > 0, can_restart = 0;
 
 	memset(&res, 0, sizeof res);
 	for (size_t i = 0; i < n; i++) {
@@ -96,6 +96,8 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 		}
 		if (e[i]->done == NULL)
 			can_stop = 0;
+		if (e[i]->restart != NULL)
+			can_restart = 1;
 	}
 	if (mode->merge) {
 		if (n != 1 || e[0]->partial_type == NULL)
@@ -106,7 +108,10 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 		res.merged = 1;
 	} else {
 		struct run r = { e, n, 0, 0 };
-		nd_drive_opts dopts = { mode->once, mode->threads };
+		/* engines that cannot restart never ask for a second
+		 * reading: a pipe is not spooled for them */
+		nd_drive_opts dopts = { mode->once || !can_restart,
+		    mode->threads };
 		nd_drive_cb cb = { &r, record, end_input,
 		    can_stop ? done : NULL };
 		nd_drive_res dres;
