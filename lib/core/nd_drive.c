@@ -1,6 +1,7 @@
 #include "nd_drive.h"
 #include "nd_drive_mt.h"
 #include "nd_spool.h"
+#include "nd_sum.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -65,7 +66,9 @@ pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
 				break;
 		}
 	res->sources = nd_stream_nsources(cur_st);
-	/* end may still ask nd_drive_stream of every source */
+	/* the input has ended: what end finds names no line (nd_sum), but
+	 * it may still ask nd_drive_stream of every source */
+	nd_sum_end();
 	r = cb->end(cb->ctx);
 	nd_stream_close(cur_st);
 	cur_st = NULL;
