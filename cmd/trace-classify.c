@@ -4,11 +4,10 @@
  * byte for byte.  See trace-classify(1).
  */
 #include "nd_classify.h"
+#include "nd_classrun.h"
 #include "nd_cli.h"
-#include "nd_event.h"
-#include "nd_json.h"
 #include "nd_out.h"
-#include "nd_stream.h"
+#include "nd_run.h"
 #include "nd_util.h"
 
 #include <stdio.h>
@@ -48,45 +47,13 @@ print_rules(const nd_rules *r, const char *outpath)
 static void
 classify(const nd_rules *r, char **files, int nfiles, const char *outpath)
 {
-	nd_stream *st = nd_stream_open(files, nfiles);
-	nd_out *o = nd_out_open(outpath);
-	nd_buf longname = ND_BUF_INIT;
-	nd_event ev;
+	nd_classrun *c = nd_classrun_new(r);
+	nd_engine e = nd_classrun_engine(c), *ep = &e;
+	nd_run_mode mode = { 0, 0, 0, NULL };
 
-	nd_event_init(&ev);
-	while (nd_stream_next(st, &ev)) {
-		nd_buf *b = nd_out_buf(o);
-
-		if (ev.type == ND_EV_SPAN || ev.type == ND_EV_INSTANT) {
-			nd_class_in in;
-			nd_class_out out;
-			nd_jval ln;
-
-			in.name = ev.name.p;
-			in.cat = ev.cat.p;
-			in.process = ev.process.p;
-			in.thread = ev.thread.p;
-			in.long_name = NULL;
-			if (nd_event_arg(&ev, "long_name", &ln) &&
-			    ln.type == ND_JSTR) {
-				nd_buf_reset(&longname);
-				nd_json_unescape(&ln, &longname);
-				in.long_name = longname.p;
-			}
-			nd_classify(r, &in, &out);
-			ev.cls = nd_str_c(out.cls);
-			ev.family = nd_str_c(out.family);
-			nd_event_write(b, &ev);
-		} else {
-			nd_buf_add(b, ev.line, ev.len);
-			nd_buf_addc(b, '\n');
-		}
-		nd_out_commit(o);
-	}
-	nd_out_close(o);
-	nd_stream_close(st);
-	nd_event_free(&ev);
-	nd_buf_free(&longname);
+	mode.out = outpath;
+	nd_run(&ep, 1, files, nfiles, &mode, NULL);
+	nd_classrun_free(c);
 }
 
 int
