@@ -170,8 +170,8 @@ check_order(struct checker *c, const nd_event *ev)
 		cap = c->cap_tl;
 		nd_grow(&c->last_dur, &cap, (size_t)id + 1, sizeof *c->last_dur);
 		c->cap_tl = cap;
-	} else if (ev->ts_ns < c->last_ts[id] ||
-	    (ev->ts_ns == c->last_ts[id] && ev->dur_ns > c->last_dur[id])) {
+	} else if (nd_span_order(c->last_ts[id], c->last_dur[id], ev->ts_ns,
+	    ev->dur_ns) > 0) {
 		problem(c, "span out of order on timeline pid %lld tid %lld: "
 		    "ts_ns %lld dur_ns %lld after ts_ns %lld dur_ns %lld",
 		    (long long)ev->pid, (long long)ev->tid,
