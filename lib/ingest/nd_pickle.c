@@ -701,6 +701,61 @@ op_control(struct rd *r, int *done)
 	return fail(r, "unknown pickle opcode 0x%02x", r->op);
 }
 
+/* LONG1, LONG4: a little-endian two's complement integer of n bytes. */
+static int
+op_long(struct rd *r)
+{
+	const unsigned char *a;
+	uint64_t n;
+
+	if (take(r, r->op == 0x8a ? 1 : 4, &a) != 0)
+		return -1;
+	if (r->op == 0x8a)
+		n = a[0];
+	else {
+		int32_t s = (int32_t)(uint32_t)le(a, 4);
+
+		if (s < 0)
+			return fail(r, "LONG4 with a negative byte count");
+		n = (uint64_t)s;
+	}
+	if (take(r, (size_t)n, &a) != 0)
+		return -1;
+	push(r, mklong(r, a, (size_t)n));
+	return 0;
+}
+
+/* Strings and bytes with a length of 1, 4 or 8 bytes before them. */
+static int
+op_counted(struct rd *r)
+{
+	const unsigned char *a;
+	int w;
+	uint64_t n;
+	nd_pktype t = ND_PK_BYTES;
+
+	switch (r->op) {
+	case 'U': case 'C': case 0x8c: w = 1; break;
+	case 0x8d: case 0x8e: case 0x96: w = 8; break;
+	default: w = 4;
+	}
+	if (r->op == 'T' || r->op == 'U' || r->op == 'X' ||
+	    r->op == 0x8c || r->op == 0x8d)
+		t = ND_PK_STR;
+	if (take(r, (size_t)w, &a) != 0)
+		return -1;
+	n = le(a, w);
+	if (r->op == 'T' && (int32_t)(uint32_t)n < 0)
+		return fail(r, "BINSTRING with a negative length");
+	if (n > (uint64_t)(r->end - r->p))
+		return fail(r, "truncated pickle: %s of %llu bytes, %zu left",
+		    curname(r), (unsigned long long)n,
+		    (size_t)(r->end - r->p));
+	push(r, mkstr(r, t, (const char *)r->p, (size_t)n));
+	r->p += n;
+	return 0;
+}
+
 /* The scalar values: None, booleans, numbers, strings and bytes. */
 static int
 op_value(struct rd *r)
@@ -739,26 +794,8 @@ op_value(struct rd *r)
 			return -1;
 		push(r, mkint(r, (int64_t)le(a, 2)));
 		return 0;
-	case 0x8a: case 0x8b: {	/* LONG1, LONG4 */
-		uint64_t n;
-
-		if (take(r, r->op == 0x8a ? 1 : 4, &a) != 0)
-			return -1;
-		if (r->op == 0x8a)
-			n = a[0];
-		else {
-			int32_t s = (int32_t)(uint32_t)le(a, 4);
-
-			if (s < 0)
-				return fail(r, "LONG4 with a negative byte "
-				    "count");
-			n = (uint64_t)s;
-		}
-		if (take(r, (size_t)n, &a) != 0)
-			return -1;
-		push(r, mklong(r, a, (size_t)n));
-		return 0;
-	}
+	case 0x8a: case 0x8b:	/* LONG1, LONG4 */
+		return op_long(r);
 	case 'G': {	/* BINFLOAT: big-endian IEEE 754 double */
 		uint64_t u = 0;
 		nd_pkv *v;
@@ -777,32 +814,8 @@ op_value(struct rd *r)
 	case 'V':
 		return load_unicode(r);
 	case 'T': case 'U': case 'X': case 0x8c: case 0x8d:
-	case 'B': case 'C': case 0x8e: case 0x96: {
-		int w;
-		uint64_t n;
-		nd_pktype t = ND_PK_BYTES;
-
-		switch (r->op) {
-		case 'U': case 'C': case 0x8c: w = 1; break;
-		case 0x8d: case 0x8e: case 0x96: w = 8; break;
-		default: w = 4;
-		}
-		if (r->op == 'T' || r->op == 'U' || r->op == 'X' ||
-		    r->op == 0x8c || r->op == 0x8d)
-			t = ND_PK_STR;
-		if (take(r, (size_t)w, &a) != 0)
-			return -1;
-		n = le(a, w);
-		if (r->op == 'T' && (int32_t)(uint32_t)n < 0)
-			return fail(r, "BINSTRING with a negative length");
-		if (n > (uint64_t)(r->end - r->p))
-			return fail(r, "truncated pickle: %s of %llu bytes, "
-			    "%zu left", curname(r), (unsigned long long)n,
-			    (size_t)(r->end - r->p));
-		push(r, mkstr(r, t, (const char *)r->p, (size_t)n));
-		r->p += n;
-		return 0;
-	}
+	case 'B': case 'C': case 0x8e: case 0x96:
+		return op_counted(r);
 	}
 	return fail(r, "unknown pickle opcode 0x%02x", r->op);
 }

@@ -1868,12 +1868,62 @@ note_device(struct src *s, const nd_xp_plane *pl)
 	nd_buf_addc(b, '}');
 }
 
+/* Two lines of a plane with one tid would make one timeline: the later
+ * gets a fresh tid (see fresh_id). */
+static void
+unique_tids(struct pinfo *p, int64_t *maxtid)
+{
+	nd_map64 *tids = nd_map64_new(), *seen = nd_map64_new();
+	int64_t low = 0;
+	int isnew;
+
+	for (size_t j = 0; j < p->nlines; j++)
+		nd_map64_put(tids, (uint64_t)p->lines[j].tid, &isnew);
+	for (size_t j = 0; j < p->nlines; j++) {
+		struct linfo *l = &p->lines[j];
+
+		nd_map64_put(seen, (uint64_t)l->tid, &isnew);
+		if (!isnew) {
+			l->tid = fresh_id(tids, seen, maxtid, &low);
+			nd_map64_put(seen, (uint64_t)l->tid, &isnew);
+		}
+	}
+	nd_map64_free(seen);
+	nd_map64_free(tids);
+}
+
+/* Planes with lines keep their id as pid when it is unique; later planes
+ * with an id already taken get a fresh one. */
+static void
+unique_pids(struct src *s, int64_t maxpid)
+{
+	nd_map64 *pids = nd_map64_new(), *seen = nd_map64_new();
+	int64_t low = 0;
+	int isnew;
+
+	for (size_t i = 0; i < s->xs->nplanes; i++)
+		if (s->pi[i].nlines > 0)
+			nd_map64_put(pids, (uint64_t)s->pi[i].pid, &isnew);
+	for (size_t i = 0; i < s->xs->nplanes; i++) {
+		struct pinfo *p = &s->pi[i];
+
+		if (p->nlines == 0)
+			continue;
+		nd_map64_put(seen, (uint64_t)p->pid, &isnew);
+		if (!isnew) {
+			p->pid = fresh_id(pids, seen, &maxpid, &low);
+			nd_map64_put(seen, (uint64_t)p->pid, &isnew);
+		}
+	}
+	nd_map64_free(seen);
+	nd_map64_free(pids);
+}
+
 /* The first pass: line headers of every plane; origin, pid and tid. */
 static void
 scan_headers(struct src *s)
 {
 	nd_xspace *xs = s->xs;
-	nd_map64 *pids = nd_map64_new();
 	int64_t maxpid = -1;
 	int have_origin = 0;
 
@@ -1881,7 +1931,6 @@ scan_headers(struct src *s)
 	for (size_t i = 0; i < xs->nplanes; i++) {
 		struct pinfo *p = &s->pi[i];
 		int64_t maxtid = -1, id;
-		int isnew;
 		nd_xp_str name;
 		nd_xp_plane *pl;
 
@@ -1911,30 +1960,8 @@ scan_headers(struct src *s)
 			if (l->tid > maxtid)
 				maxtid = l->tid;
 		}
-		/* Two lines with one tid would make one timeline: the later
-		 * gets a fresh tid (see fresh_id). */
-		if (pl->nlines > 1) {
-			nd_map64 *tids = nd_map64_new(), *seen = nd_map64_new();
-			int64_t low = 0;
-
-			for (size_t j = 0; j < pl->nlines; j++)
-				nd_map64_put(tids, (uint64_t)p->lines[j].tid,
-				    &isnew);
-
-			for (size_t j = 0; j < pl->nlines; j++) {
-				struct linfo *l = &p->lines[j];
-
-				nd_map64_put(seen, (uint64_t)l->tid, &isnew);
-				if (!isnew) {
-					l->tid = fresh_id(tids, seen, &maxtid,
-					    &low);
-					nd_map64_put(seen, (uint64_t)l->tid,
-					    &isnew);
-				}
-			}
-			nd_map64_free(seen);
-			nd_map64_free(tids);
-		}
+		if (pl->nlines > 1)
+			unique_tids(p, &maxtid);
 		if (p->pid > maxpid)
 			maxpid = p->pid;
 		/* The planes to check and write: selected, with a selected line
@@ -1946,30 +1973,7 @@ scan_headers(struct src *s)
 		if (p->pl == NULL)
 			nd_xp_plane_free(pl);
 	}
-	/* Planes with lines keep their id as pid when it is unique; later
-	 * planes with an id already taken get a fresh one. */
-	{
-		nd_map64 *seen = nd_map64_new();
-		int64_t low = 0;
-		int isnew;
-
-		for (size_t i = 0; i < xs->nplanes; i++)
-			if (s->pi[i].nlines > 0)
-				nd_map64_put(pids, (uint64_t)s->pi[i].pid, &isnew);
-		for (size_t i = 0; i < xs->nplanes; i++) {
-			struct pinfo *p = &s->pi[i];
-
-			if (p->nlines == 0)
-				continue;
-			nd_map64_put(seen, (uint64_t)p->pid, &isnew);
-			if (!isnew) {
-				p->pid = fresh_id(pids, seen, &maxpid, &low);
-				nd_map64_put(seen, (uint64_t)p->pid, &isnew);
-			}
-		}
-		nd_map64_free(seen);
-	}
-	nd_map64_free(pids);
+	unique_pids(s, maxpid);
 	if (!have_origin)
 		s->origin = 0;
 }
