@@ -39,10 +39,8 @@ enum { OPT_FORWARD = 256, OPT_BACKWARD, OPT_WGRAD, OPT_P2P, OPT_STEP,
 
 struct args {
 	const char *out;
-	nd_pipe_opts po;
 	int rules;		/* a rule option given */
-	int table, svg, partial, merge, has_step;
-	int64_t step;
+	nd_piperun_opts o;	/* what the run is given */
 };
 
 static void
@@ -57,37 +55,37 @@ option(struct args *a, int ch)
 	case 'V':
 		nd_cli_version();
 	case OPT_FORWARD:
-		a->po.forward = optarg;
+		a->o.po.forward = optarg;
 		a->rules = 1;
 		break;
 	case OPT_BACKWARD:
-		a->po.backward = optarg;
+		a->o.po.backward = optarg;
 		a->rules = 1;
 		break;
 	case OPT_WGRAD:
-		a->po.wgrad = optarg;
+		a->o.po.wgrad = optarg;
 		a->rules = 1;
 		break;
 	case OPT_P2P:
-		a->po.p2p = optarg;
+		a->o.po.p2p = optarg;
 		a->rules = 1;
 		break;
 	case OPT_STEP:
-		a->step = nd_cli_int("--step", optarg, INT64_MIN / 2,
+		a->o.step = nd_cli_int("--step", optarg, INT64_MIN / 2,
 		    INT64_MAX / 2);
-		a->has_step = 1;
+		a->o.has_step = 1;
 		break;
 	case OPT_TABLE:
-		a->table = 1;
+		a->o.table = 1;
 		break;
 	case OPT_SVG:
-		a->svg = 1;
+		a->o.svg = 1;
 		break;
 	case OPT_PARTIAL:
-		a->partial = 1;
+		a->o.partial = 1;
 		break;
 	case OPT_MERGE:
-		a->merge = 1;
+		a->o.merge = 1;
 		break;
 	default:
 		nd_cli_usage(usage_text);
@@ -97,11 +95,12 @@ option(struct args *a, int ch)
 static void
 check_modes(const struct args *a)
 {
-	if (a->table && a->svg)
+	if (a->o.table && a->o.svg)
 		nd_die(ND_EXIT_ERROR, "--table and --svg: give one of them");
-	nd_partial_opts po = { a->partial, a->merge, 0,
+	nd_partial_opts po = { a->o.partial, a->o.merge, 0,
 	    "--forward, --backward, --wgrad and --p2p", a->rules,
-	    "--table, --svg and --step", a->table || a->svg || a->has_step };
+	    "--table, --svg and --step",
+	    a->o.table || a->o.svg || a->o.has_step };
 
 	nd_partial_check_opts(&po);
 }
@@ -110,22 +109,11 @@ check_modes(const struct args *a)
 static void
 run(const struct args *a, char **argv, int argc)
 {
-	nd_piperun_opts o;
-	nd_piperun *r;
-	nd_engine e, *ep = &e;
+	nd_piperun *r = nd_piperun_new(&a->o);
+	nd_engine e = nd_piperun_engine(r), *ep = &e;
 	nd_run_mode mode = { 0, 0, 0, NULL };
 
-	memset(&o, 0, sizeof o);
-	o.po = a->po;
-	o.table = a->table;
-	o.svg = a->svg;
-	o.partial = a->partial;
-	o.merge = a->merge;
-	o.has_step = a->has_step;
-	o.step = a->step;
-	r = nd_piperun_new(&o);
-	e = nd_piperun_engine(r);
-	mode.merge = a->merge;
+	mode.merge = a->o.merge;
 	mode.out = a->out;
 	nd_run(&ep, 1, argv, argc, &mode, NULL);
 	nd_piperun_free(r);

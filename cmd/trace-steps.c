@@ -54,10 +54,9 @@ print_peaks(const char *outpath)
 
 struct args {
 	const char *out, *regex;
-	int summary, ranks, drop_last, peaks, partial, merge;
+	int peaks;
 	int outopt;		/* -s, -R, -w or --drop-last given */
-	int64_t warmup;
-	nd_steps_opts so;
+	nd_stepsrun_opts o;	/* what the run is given */
 };
 
 static void
@@ -65,7 +64,7 @@ option(struct args *a, int ch)
 {
 	switch (ch) {
 	case 'd':
-		a->so.per_device = 1;
+		a->o.so.per_device = 1;
 		break;
 	case 'h':
 		nd_cli_help(usage_text);
@@ -76,9 +75,9 @@ option(struct args *a, int ch)
 		const nd_peak *p = nd_peak_find(optarg, strlen(optarg));
 
 		if (p != NULL && strcspn(optarg, "0123456789.") != 0)
-			a->so.peak_tflops = p->tflops;
+			a->o.so.peak_tflops = p->tflops;
 		else
-			a->so.peak_tflops = nd_cli_double("--peak-tflops",
+			a->o.so.peak_tflops = nd_cli_double("--peak-tflops",
 			    optarg, 1e-9, 1e9);
 		break;
 	}
@@ -91,11 +90,11 @@ option(struct args *a, int ch)
 	case OPT_DROP_LAST:
 		a->outopt = 1;
 		if (ch == 'w')
-			a->warmup = nd_cli_int("--warmup", optarg, 0,
+			a->o.warmup = nd_cli_int("--warmup", optarg, 0,
 			    INT64_MAX);
-		a->ranks |= ch == 'R' || ch == 'r';
-		a->summary |= ch == 's';
-		a->drop_last |= ch == OPT_DROP_LAST;
+		a->o.ranks |= ch == 'R' || ch == 'r';
+		a->o.summary |= ch == 's';
+		a->o.drop_last |= ch == OPT_DROP_LAST;
 		break;
 	case 'V':
 		nd_cli_version();
@@ -106,10 +105,10 @@ option(struct args *a, int ch)
 		a->peaks = 1;
 		break;
 	case OPT_PARTIAL:
-		a->partial = 1;
+		a->o.partial = 1;
 		break;
 	case OPT_MERGE:
-		a->merge = 1;
+		a->o.merge = 1;
 		break;
 	default:
 		nd_cli_usage(usage_text);
@@ -121,15 +120,15 @@ option(struct args *a, int ch)
 static void
 collect_text(const struct args *a, nd_buf *b)
 {
-	if (a->so.per_device)
+	if (a->o.so.per_device)
 		nd_buf_adds(b, " --per-device");
 	if (a->regex != NULL) {
 		nd_buf_adds(b, " --step-regex ");
 		nd_buf_adds(b, a->regex);
 	}
-	if (a->so.peak_tflops > 0) {
+	if (a->o.so.peak_tflops > 0) {
 		nd_buf_adds(b, " --peak-tflops ");
-		nd_json_put_double(b, a->so.peak_tflops);
+		nd_json_put_double(b, a->o.so.peak_tflops);
 	}
 	nd_buf_addc(b, '\0');
 }
@@ -139,9 +138,9 @@ check_modes(const struct args *a, int argc)
 {
 	if (a->peaks && argc > 0)
 		nd_die(ND_EXIT_ERROR, "--print-peaks takes no file arguments");
-	nd_partial_opts po = { a->partial, a->merge, 0,
+	nd_partial_opts po = { a->o.partial, a->o.merge, 0,
 	    "--per-device, --step-regex and --peak-tflops",
-	    a->so.per_device || a->regex != NULL || a->so.peak_tflops > 0,
+	    a->o.so.per_device || a->regex != NULL || a->o.so.peak_tflops > 0,
 	    "--summary, --ranks, --warmup and --drop-last", a->outopt };
 
 	nd_partial_check_opts(&po);
@@ -153,34 +152,25 @@ run_steps(struct args *a, char **argv, int argc)
 {
 	regex_t re;
 	nd_buf collect = ND_BUF_INIT;
-	nd_stepsrun_opts so;
 	nd_stepsrun *r;
 	nd_engine e, *ep = &e;
 	nd_run_mode mode = { 0, 0, 0, NULL };
 
-	memset(&so, 0, sizeof so);
-	if (a->regex != NULL && !a->merge) {
+	if (a->regex != NULL && !a->o.merge) {
 		nd_cli_regex(&re, "--step-regex", a->regex, 0);
-		a->so.re = &re;
+		a->o.so.re = &re;
 	}
 	collect_text(a, &collect);
-	so.so = a->so;
 	/* without the separator of the first option */
-	so.collect = collect.p[0] == ' ' ? collect.p + 1 : collect.p;
-	so.partial = a->partial;
-	so.merge = a->merge;
-	so.summary = a->summary;
-	so.ranks = a->ranks;
-	so.drop_last = a->drop_last;
-	so.warmup = a->warmup;
-	r = nd_stepsrun_new(&so);
+	a->o.collect = collect.p[0] == ' ' ? collect.p + 1 : collect.p;
+	r = nd_stepsrun_new(&a->o);
 	e = nd_stepsrun_engine(r);
-	mode.merge = a->merge;
+	mode.merge = a->o.merge;
 	mode.out = a->out;
 	nd_run(&ep, 1, argv, argc, &mode, NULL);
 	nd_stepsrun_free(r);
 	nd_buf_free(&collect);
-	if (a->so.re != NULL)
+	if (a->o.so.re != NULL)
 		regfree(&re);
 }
 
@@ -207,8 +197,8 @@ main(int argc, char **argv)
 
 	nd_init(argv[0]);
 	memset(&a, 0, sizeof a);
-	a.warmup = 1;
-	a.so.flops = 1;
+	a.o.warmup = 1;
+	a.o.so.flops = 1;
 	while ((ch = getopt_long(argc, argv, "dho:p:RrsVw:x:", opts, NULL)) != -1)
 		option(&a, ch);
 	argc -= optind;
