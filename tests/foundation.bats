@@ -111,6 +111,32 @@ for i in range(3): sys.stdout.write("x"*(3_000_000+i)+"\n")' > "$T/big.txt"
 	assert_output $'500\n10000\n1500000\n2000000000\ninvalid\n500\n1001\ninvalid\ninvalid\ninvalid\ninvalid\ninvalid\n0'
 }
 
+@test "natural name order (nd_name_natcmp): digit runs by value, the rest and ties by bytes" {
+	names=$'GPU:10\nGPU:2\nGPU:02\nGPU:1\nTPU:0\nGPU\nGPU:2a\ncpu\na1\nab\nGPU:0010\nx9y10\nx9y9\nx10y1'
+	run nd-unit natsort <<<"$names"
+	assert_success
+	# independent: python, by tokens (digit runs as numbers), then bytes
+	exp=$(python3 -c '
+import functools, re, sys
+def cmp(a, b):
+    for x, y in zip(re.findall(r"\d+|\D+", a), re.findall(r"\d+|\D+", b)):
+        if x.isdigit() and y.isdigit():
+            if int(x) != int(y): return -1 if int(x) < int(y) else 1
+        elif x != y:
+            # a shorter run that is a prefix of the other: compare the
+            # next bytes as the C code does, character by character
+            for cx, cy in zip(x, y):
+                if cx != cy: return -1 if cx < cy else 1
+            return -1 if len(x) < len(y) else 1
+    ta, tb = len(re.findall(r"\d+|\D+", a)), len(re.findall(r"\d+|\D+", b))
+    if ta != tb: return -1 if ta < tb else 1
+    return (a > b) - (a < b)
+print("\n".join(sorted(sys.stdin.read().split(), key=functools.cmp_to_key(cmp))))' <<<"$names")
+	assert_output "$exp"
+	assert_line --index 0 GPU
+	assert_line --index 3 GPU:2
+}
+
 @test "duration text: one rule; compact form for integers and fractions, spaced form for prose" {
 	run nd-unit durtext 0 999 -999 1000 12500 -12500 999999 1000000 3250000 1200000000 -1200000000
 	assert_success

@@ -154,6 +154,14 @@ nd_name_short(const char *s, size_t n, size_t width, nd_buf *out)
 	nd_buf_adds(out, ELL);
 }
 
+int
+nd_bytes_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+
+	return c != 0 ? (c < 0 ? -1 : 1) : (na > nb) - (na < nb);
+}
+
 /* Runs of digits compare by value, the rest byte by byte: GPU:2 before
  * GPU:10; names equal but for leading zeros in byte order. */
 int
@@ -193,8 +201,5 @@ nd_name_natcmp(const char *a, size_t na, const char *b, size_t nb)
 	if (na - i != nb - j)
 		return na - i < nb - j ? -1 : 1;
 	/* equal but for leading zeros: byte order decides */
-	i = memcmp(a, b, na < nb ? na : nb) == 0;
-	if (!i)
-		return memcmp(a, b, na < nb ? na : nb) < 0 ? -1 : 1;
-	return na < nb ? -1 : na > nb;
+	return nd_bytes_cmp(a, na, b, nb);
 }

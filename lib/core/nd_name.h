@@ -37,6 +37,10 @@
  * least 8), to out. */
 void nd_name_short(const char *s, size_t n, size_t width, nd_buf *out);
 
+/* Byte order of two length-counted names (they may hold NUL); a prefix
+ * first. */
+int nd_bytes_cmp(const char *a, size_t na, const char *b, size_t nb);
+
 /* Natural order: runs of digits by value (GPU:2 before GPU:10), the rest
  * byte by byte; 0 only for equal names. */
 int nd_name_natcmp(const char *a, size_t na, const char *b, size_t nb);

@@ -2,6 +2,7 @@
 #include "nd_hash.h"
 #include "nd_interval.h"
 #include "nd_json.h"
+#include "nd_name.h"
 #include "nd_nest.h"
 #include "nd_sort.h"
 #include "nd_spool.h"
@@ -1111,14 +1112,6 @@ device_where(nd_gaps *g, int host)
 }
 
 static int
-strn_cmp(const char *a, size_t na, const char *b, size_t nb)
-{
-	int c = memcmp(a, b, na < nb ? na : nb);
-
-	return c != 0 ? c : na < nb ? -1 : na > nb;
-}
-
-static int
 tl_cmp(const void *a, const void *b, void *ctx)
 {
 	const nd_gaps *g = ctx;
@@ -1140,7 +1133,7 @@ tl_cmp(const void *a, const void *b, void *ctx)
 			continue;
 		if ((sx == NULL) != (sy == NULL))
 			return sx == NULL ? -1 : 1;
-		if ((c = strn_cmp(sx, nx, sy, ny)) != 0)
+		if ((c = nd_bytes_cmp(sx, nx, sy, ny)) != 0)
 			return c;
 	}
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;

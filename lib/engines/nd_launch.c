@@ -65,9 +65,9 @@ struct nd_launch {
 	size_t nth, capth;
 	int64_t lastk[2];	/* the thread of the last host span */
 	uint32_t lastth;	/* UINT32_MAX: none yet */
-	/* correlation -> packed struct pending (kept until the source ends:
-	 * every device op of the id is the launch's, whatever the order);
-	 * stay); correlation -> index in pend */
+	/* correlation -> packed struct pending, kept until the source ends
+	 * (every device op of the id is the launch's, whatever the order);
+	 * correlation -> index in pend (device ops before their launch) */
 	nd_map64 *launch, *early;
 	struct early *pend;
 	size_t npend, cappend;

@@ -1163,9 +1163,8 @@ cmp_row(const void *a, const void *b, void *ctx)
 		size_t xn, yn;
 		const char *xs = nd_intern_str(m->names, x->op, &xn);
 		const char *ys = nd_intern_str(m->names, y->op, &yn);
-		int c = memcmp(xs, ys, xn < yn ? xn : yn);
 
-		return c != 0 ? c : (xn > yn) - (xn < yn);
+		return nd_bytes_cmp(xs, xn, ys, yn);
 	}
 }
 

@@ -6,6 +6,7 @@
 #include "nd_cli.h"
 #include "nd_hash.h"
 #include "nd_json.h"
+#include "nd_name.h"
 #include "nd_nest.h"
 #include "nd_partial.h"
 #include "nd_prov.h"
@@ -464,15 +465,6 @@ build_tree(nd_regions *r)
 	r->total = nd_rtree_sum(r->tree);
 }
 
-/* Byte order of two length-counted names (they may hold NUL). */
-static int
-bytes_cmp(const char *x, size_t xn, const char *y, size_t yn)
-{
-	int c = memcmp(x, y, xn < yn ? xn : yn);
-
-	return c != 0 ? c : (xn > yn) - (xn < yn);
-}
-
 /* The order of regions shown: inclusive time (descending), then name. */
 static int
 node_cmp(const void *a, const void *b, void *ctx)
@@ -482,7 +474,7 @@ node_cmp(const void *a, const void *b, void *ctx)
 
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
-	return bytes_cmp(x->name, x->namelen, y->name, y->namelen);
+	return nd_bytes_cmp(x->name, x->namelen, y->name, y->namelen);
 }
 
 static int
@@ -493,7 +485,7 @@ view_cmp(const void *a, const void *b)
 
 	if (x->incl != y->incl)
 		return x->incl > y->incl ? -1 : 1;
-	return bytes_cmp(x->name, x->namelen, y->name, y->namelen);
+	return nd_bytes_cmp(x->name, x->namelen, y->name, y->namelen);
 }
 
 

@@ -1085,9 +1085,8 @@ step_cmp(const void *a, const void *b, void *ctx)
 		uint32_t rx = x->dev < 0 ? 0 : rank[x->dev] + 1;
 		uint32_t ry = y->dev < 0 ? 0 : rank[y->dev] + 1;
 
-		if (rx != ry)
-			return rx < ry ? -1 : 1;
-		return x->dev < y->dev ? -1 : 1;
+		/* ranks are distinct: devices differ, so do they */
+		return rx < ry ? -1 : 1;
 	}
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;

@@ -59,6 +59,7 @@
 #include "nd_in.h"
 #include "nd_json.h"
 #include "nd_lines.h"
+#include "nd_name.h"
 #include "nd_memtl.h"
 #include "nd_out.h"
 #include "nd_scope.h"
@@ -1861,9 +1862,8 @@ cmp_str(const src *s, int64_t a, int64_t b)
 	size_t na, nb;
 	const char *pa = istr(s->strs, (uint32_t)a, &na);
 	const char *pb = istr(s->strs, (uint32_t)b, &nb);
-	int c = memcmp(pa, pb, na < nb ? na : nb);
 
-	return c != 0 ? c : (na > nb) - (na < nb);
+	return nd_bytes_cmp(pa, na, pb, nb);
 }
 
 static int
@@ -1895,9 +1895,8 @@ cmp_tl_idx(const void *a, const void *b, void *ctx)
 		const char *px = x->acat ? istr(s->cats, x->acat - 1, &nx) : "";
 		const char *py = y->acat ? istr(s->cats, y->acat - 1, &ny) : "";
 
-		c = memcmp(px, py, nx < ny ? nx : ny);
-		if (c != 0 || nx != ny)
-			return c != 0 ? c : (nx > ny) - (nx < ny);
+		if ((c = nd_bytes_cmp(px, nx, py, ny)) != 0)
+			return c;
 	}
 	return cmp_str(s, x->aid, y->aid);
 }

@@ -12,6 +12,7 @@
  *   nd-unit name WIDTH          nd_name_short of each line of stdin
  *   nd-unit duration ARG...     nd_parse_duration
  *   nd-unit durtext NS...       nd_fmt_dur, nd_fmt_dur_f, nd_fmt_dur_spaced
+ *   nd-unit natsort             the lines of stdin sorted by nd_name_natcmp
  *   nd-unit fixed SCALE NUM...  nd_json_fixed
  *   nd-unit double NUM...       nd_json_put_double(strtod(NUM))
  *   nd-unit intern WORD...      nd_intern ids
@@ -491,6 +492,32 @@ main(int argc, char **argv)
 				printf("%lld\n", (long long)v);
 			else
 				printf("invalid\n");
+		}
+		return 0;
+	}
+	if (strcmp(argv[1], "natsort") == 0) {
+		/* natural order (nd_name_natcmp over nd_bytes_cmp) */
+		char *v[256];
+		size_t n = 0, cap = 0;
+		ssize_t len;
+		char *line = NULL;
+
+		while (n < 256 && (len = getline(&line, &cap, stdin)) > 0) {
+			line[len - 1] = '\0';
+			v[n++] = strdup(line);
+		}
+		free(line);
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && nd_name_natcmp(v[j - 1],
+			    strlen(v[j - 1]), v[j], strlen(v[j])) > 0; j--) {
+				char *t = v[j];
+
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+		for (size_t i = 0; i < n; i++) {
+			puts(v[i]);
+			free(v[i]);
 		}
 		return 0;
 	}
