@@ -1,8 +1,10 @@
 /*
  * nd_report: see nd_report.h.  Collection (one pass, nd_report_collect.c),
  * then a model of the report (sorted tables, nd_report_model.c; findings,
- * nd_report_findings.c), then the writers (nd_report_md.c, _json.c,
- * _html.c).  This file: new, free, thresholds, helpers of every part.
+ * nd_report_findings.c), then the report as a document (nd_report_doc.c,
+ * nd_report_charts.c) that nd_doc renders as Markdown or HTML, or the
+ * JSON (nd_report_json.c).  This file: new, free, thresholds, helpers of
+ * every part.
  */
 #include "nd_report_int.h"
 
@@ -108,59 +110,6 @@ nd_report_set_threshold(nd_report *r, const char *spec)
 	return -1;
 }
 
-uint32_t
-nd_rep_name_id(nd_report *r, const char *s)
-{
-	if (s == NULL)
-		return UINT32_MAX;
-	return nd_intern_id(r->names, s, strlen(s));
-}
-
-uint32_t
-nd_rep_name_idn(nd_report *r, const char *s, size_t n)
-{
-	if (s == NULL)
-		return UINT32_MAX;
-	return nd_intern_id(r->names, s, n);
-}
-
-const char *
-nd_rep_name_ofn(const nd_report *r, uint32_t id, size_t *n)
-{
-	*n = 0;
-	if (id == UINT32_MAX)
-		return NULL;
-	return nd_intern_str(r->names, id, n);
-}
-
-const char *
-nd_rep_name_of(const nd_report *r, uint32_t id)
-{
-	if (id == UINT32_MAX)
-		return NULL;
-	return nd_intern_str(r->names, id, NULL);
-}
-
-char *
-nd_rep_jstrdup(const nd_jval *v)
-{
-	nd_buf b = { 0 };
-	char *s;
-
-	if (v == NULL || v->type != ND_JSTR)
-		return NULL;
-	nd_json_unescape(v, &b);
-	s = nd_xstrndup(b.p ? b.p : "", b.len);
-	nd_buf_free(&b);
-	return s;
-}
-
-double
-nd_rep_pct(int64_t a, int64_t b)
-{
-	return b > 0 ? 100.0 * (double)a / (double)b : 0;
-}
-
 void
 nd_report_free(nd_report *r)
 {
@@ -256,32 +205,42 @@ nd_rep_fini(nd_report *r)
 	nd_intern_free(r->names);
 }
 
-
-size_t
-nd_rep_cut(const nd_report *r, size_t n)
+int
+nd_report_end(nd_report *r)
 {
-	return r->o.top > 0 && (size_t)r->o.top < n ? (size_t)r->o.top : n;
+	nd_scan_res res;
+
+	if (!nd_scan_again(r->scan) && !r->gaps_late &&
+	    !nd_mem_disordered(r->mem) && !nd_launch_disordered(r->launch))
+		return 0;
+	/* the spans still held go to the leaf table about to be freed */
+	nd_scan_finish(r->scan, &res);
+	nd_rep_fini(r);
+	{
+		nd_report_opts o = r->o;
+		double thr[R_NRULES];
+		nd_scan *scan = r->scan;
+
+		memcpy(thr, r->thr, sizeof thr);
+		memset(r, 0, sizeof *r);
+		r->o = o;
+		memcpy(r->thr, thr, sizeof thr);
+		r->scan = scan;
+	}
+	nd_rep_init(r, 1);
+	nd_scan_restart(r->scan);
+	return 1;
 }
 
-
-const char *
-nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf, size_t n)
+void
+nd_report_finish(nd_report *r)
 {
-	return nd_rep_src_label(r, r->devs[d].source, r->devs[d].key, buf, n);
-}
-
-/* name of source `source`: after "rank R " or "source S " when there are
- * several sources. */
-const char *
-nd_rep_src_label(const nd_report *r, uint32_t source, const char *name,
-    char *buf, size_t n)
-{
-	if (r->nsrc <= 1)
-		return name;
-	if (r->src[source].has_rank)
-		snprintf(buf, n, "rank %lld %s",
-		    (long long)r->src[source].rank, name);
-	else
-		snprintf(buf, n, "source %u %s", source, name);
-	return buf;
+	if (r->finished)
+		return;
+	nd_rep_finish_source(r);
+	r->finished = 1;
+	nd_rep_model(r);
+	r->nroof = nd_roofline_finish(r->roof, &r->roofrows, &r->roofsum);
+	nd_rep_model_findings(r);
+	nd_rep_pipe_model(r);
 }

@@ -77,33 +77,6 @@ nd_rep_scan_new(nd_report *r)
 	r->scan = nd_scan_new(&so, &cb);
 }
 
-int
-nd_report_end(nd_report *r)
-{
-	nd_scan_res res;
-
-	if (!nd_scan_again(r->scan) && !r->gaps_late &&
-	    !nd_mem_disordered(r->mem) && !nd_launch_disordered(r->launch))
-		return 0;
-	/* the spans still held go to the leaf table about to be freed */
-	nd_scan_finish(r->scan, &res);
-	nd_rep_fini(r);
-	{
-		nd_report_opts o = r->o;
-		double thr[R_NRULES];
-		nd_scan *scan = r->scan;
-
-		memcpy(thr, r->thr, sizeof thr);
-		memset(r, 0, sizeof *r);
-		r->o = o;
-		memcpy(r->thr, thr, sizeof thr);
-		r->scan = scan;
-	}
-	nd_rep_init(r, 1);
-	nd_scan_restart(r->scan);
-	return 1;
-}
-
 /* ix (may be NULL: a table of a few rows) finds the row of an id without
  * a scan. */
 static void

@@ -1,22 +1,32 @@
 /*
  * nd_report_int.h: what the parts of nd_report share (private to lib/).
  *
- *   nd_report.c           new, free, thresholds, helpers of every part
+ * The parts, in layers: a file calls only those above it in this list
+ * (tests/tools/file_layers.py checks it).
+ *
+ *   nd_report_util.c      helpers of every part: names, labels, shares
+ *   nd_report_dl.c        what the findings collect while reading
  *   nd_report_collect.c   nd_report_event: sources, end records, spans,
  *                         gaps, memory, roofline, the timeline strip
- *   nd_report_model.c     nd_report_finish: steps, tables, regions, memory
+ *   nd_report_model.c     steps, tables, regions, memory, gaps
  *   nd_report_findings.c  the rules and their findings
- *   nd_report_md.c        Markdown (and a trace-diff output as a comparison)
- *   nd_report_json.c      JSON
- *   nd_report_html.c      HTML: the Markdown converted, a summary, a table
- *                         of contents, plus SVG charts
- *   nd_report_strip.c     HTML: the timeline strip
  *   nd_report_pipe.c      the Pipeline section (nd_pipe), every format
+ *   nd_report.c           new, free, thresholds, end, finish
+ *   nd_report_strip.c     HTML: the timeline strip
+ *   nd_report_charts.c    the HTML page's figures: SVG charts, summary
+ *   nd_report_doc.c       the report as a document (nd_doc), which
+ *                         nd_doc_markdown and nd_doc_html render; a
+ *                         trace-diff output as a comparison report
+ *   nd_report_json.c      JSON
+ *   nd_report_partial.c   partial results and their merge
+ *
+ * The writers (nd_doc.c, nd_doc_html.c) know only nd_doc.h.
  */
 #ifndef ND_REPORT_INT_H
 #define ND_REPORT_INT_H
 
 #include "nd_report.h"
+#include "nd_doc.h"
 #include "nd_svg.h"
 
 #include "nd_agg.h"
@@ -383,7 +393,7 @@ struct strip {
 
 extern const nd_report_rule nd_rep_rules[];
 
-/* nd_report.c */
+/* nd_report_util.c */
 uint32_t nd_rep_name_id(nd_report *r, const char *s);
 /* The same for a name of n bytes, which may hold NUL. */
 uint32_t nd_rep_name_idn(nd_report *r, const char *s, size_t n);
@@ -397,6 +407,10 @@ const char *nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf,
     size_t n);
 const char *nd_rep_src_label(const nd_report *r, uint32_t source,
     const char *name, char *buf, size_t n);
+/* s[0..n) contains needle (ASCII, any case). */
+int nd_rep_has_ci(const char *s, size_t n, const char *needle);
+
+/* nd_report.c */
 void nd_rep_init(nd_report *r, int again);
 void nd_rep_fini(nd_report *r);
 
@@ -414,6 +428,7 @@ void nd_rep_strip_free(nd_report *r);
 void nd_rep_strip_end_source(nd_report *r);
 
 /* nd_report_model.c */
+void nd_rep_model(nd_report *r);
 void nd_rep_model_gaps(nd_report *r);
 void nd_rep_model_opreg(nd_report *r);
 /* The fields of a leaf key (nd_report_collect.c: kind, name, family,
@@ -431,15 +446,28 @@ void nd_rep_model_findings(nd_report *r);
 
 /* nd_report_pipe.c: the Pipeline section */
 void nd_rep_pipe_model(nd_report *r);
-void nd_rep_pipe_md(nd_report *r, nd_buf *b);
+void nd_rep_pipe_doc(nd_report *r, nd_doc *d);
 void nd_rep_pipe_json(nd_report *r, nd_jw *w);
 void nd_rep_pipe_svg(nd_report *r, nd_buf *b);
 void nd_rep_pipe_partial(nd_report *r, uint32_t sources, nd_pipe_line_fn *fn,
     void *ctx);
 int nd_rep_pipe_record(nd_report *r, const nd_event *ev, nd_stream *st);
 
+/* nd_report_charts.c: the figures of the HTML page */
+void nd_rep_svg_steps(nd_report *r, nd_buf *b);
+void nd_rep_svg_breakdown(nd_report *r, nd_buf *b);
+void nd_rep_svg_regions(nd_report *r, nd_buf *b);
+/* The breakdown of all devices summed, linked to the section (id, title)
+ * that has it per device (id NULL: none). */
+void nd_rep_svg_sum(nd_report *r, nd_buf *b, const char *id,
+    const char *title);
+/* The first three findings, linked to their subsections (ids[i]). */
+void nd_rep_html_findings(nd_report *r, nd_buf *b, const char *const *ids);
+
 /* nd_report_strip.c */
 void nd_rep_svg_strip(nd_report *r, nd_buf *b);
+
+/* nd_report_dl.c */
 void nd_rep_find_span(nd_report *r, const nd_event *ev);
 void nd_rep_find_gap(nd_report *r, const nd_gap *g);
 void nd_rep_find_free(nd_report *r);

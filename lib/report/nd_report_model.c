@@ -370,28 +370,17 @@ devbd_cmp(const void *a, const void *b, void *ctx)
 
 /* The breakdown rows by source then device, whatever the order the
  * devices came in (the dev field leads each row). */
-static void
-model_devbd_order(nd_report *r)
-{
-	nd_sort(r->devbd, r->ndevbd, sizeof *r->devbd, devbd_cmp, r);
-}
-
+/* The model of everything collected but the roofline, findings and
+ * pipeline: steps, tables, memory, gaps. */
 void
-nd_report_finish(nd_report *r)
+nd_rep_model(nd_report *r)
 {
-	if (r->finished)
-		return;
-	nd_rep_finish_source(r);
-	r->finished = 1;
 	model_steps(r);
-	model_devbd_order(r);
+	nd_sort(r->devbd, r->ndevbd, sizeof *r->devbd, devbd_cmp, r);
 	model_tables(r);
 	nd_rep_model_opreg(r);
 	model_memory(r);
 	nd_rep_model_gaps(r);
-	r->nroof = nd_roofline_finish(r->roof, &r->roofrows, &r->roofsum);
-	nd_rep_model_findings(r);
-	nd_rep_pipe_model(r);
 }
 
 /* The op x region table: exclusive time per (name, scope) of the leaves

@@ -60,15 +60,7 @@ nd_rep_pipe_model(nd_report *r)
 }
 
 static void
-md_cell_dur(nd_buf *b, int64_t ns)
-{
-	nd_buf_adds(b, " ");
-	nd_fmt_dur_spaced(b, ns);
-	nd_buf_adds(b, " |");
-}
-
-static void
-md_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
+pipe_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
 {
 	nd_buf_addf(b, "Step %lld, the typical of %zu pipeline step%s (median "
 	    "window): schedule **%s**, p = %d stages, m = %lld micro-batches, "
@@ -91,43 +83,47 @@ md_line(nd_report *r, nd_buf *b, const nd_pipe_step *st)
 		nd_fmt_dur_spaced(b, s->fb_per_mb);
 		nd_buf_adds(b, " a micro-batch");
 	}
-	nd_buf_adds(b, ".\n\n");
+	nd_buf_adds(b, ".");
 }
 
 void
-nd_rep_pipe_md(nd_report *r, nd_buf *b)
+nd_rep_pipe_doc(nd_report *r, nd_doc *d)
 {
 	const nd_pipe_step *st = r->pipe_st;
 
 	if (st == NULL)
 		return;
-	nd_buf_adds(b, "## 10 Pipeline\n\n");
-	md_line(r, b, st);
-	nd_buf_adds(b, "| stage | rank | busy | bubble | bubble % | warm-up | "
-	    "cool-down | P2P wait | micro-batches | F+B+W per micro-batch | "
-	    "explained by the slow stage | explained % |\n"
-	    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	nd_buf_adds(nd_doc_section(d), "10 Pipeline");
+	pipe_line(r, nd_doc_para(d), st);
+	nd_doc_table(d, 1, "stage", "rank", "busy", "bubble", "bubble %",
+	    "warm-up", "cool-down", "P2P wait", "micro-batches",
+	    "F+B+W per micro-batch", "explained by the slow stage",
+	    "explained %", (char *)NULL);
 	for (size_t i = 0; i < st->nranks; i++) {
 		const nd_pipe_rank *k = &st->ranks[i];
 
-		nd_buf_addf(b, "| %d | %lld |", k->stage, (long long)k->rank);
-		md_cell_dur(b, k->busy);
-		md_cell_dur(b, k->bubble);
-		nd_buf_addf(b, " %.1f %% |", nd_pipe_pct(k->bubble_frac));
-		md_cell_dur(b, k->warmup);
-		md_cell_dur(b, k->cooldown);
-		md_cell_dur(b, k->p2p_wait);
-		nd_buf_addf(b, " %lld |", (long long)k->mb);
-		md_cell_dur(b, k->fb_per_mb);
-		md_cell_dur(b, k->explained);
-		nd_buf_addf(b, " %.1f %% |\n", nd_pipe_pct(k->explained_frac));
+		nd_doc_row(d);
+		nd_buf_addf(nd_doc_cell(d), "%d", k->stage);
+		nd_buf_addf(nd_doc_cell(d), "%lld", (long long)k->rank);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->busy);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->bubble);
+		nd_buf_addf(nd_doc_cell(d), "%.1f %%",
+		    nd_pipe_pct(k->bubble_frac));
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->warmup);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->cooldown);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->p2p_wait);
+		nd_buf_addf(nd_doc_cell(d), "%lld", (long long)k->mb);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->fb_per_mb);
+		nd_fmt_dur_spaced(nd_doc_cell(d), k->explained);
+		nd_buf_addf(nd_doc_cell(d), "%.1f %%",
+		    nd_pipe_pct(k->explained_frac));
 	}
-	nd_buf_adds(b, "\nBubble: the rank's idle time in the step window "
-	    "(first block start to last block end over the ranks); warm-up "
-	    "and cool-down: the idle before its first and after its last "
-	    "block; explained by the slow stage: what the slow stage's longer "
-	    "F+B+W per micro-batch accounts for. trace-pipeline(1) gives "
-	    "every step and block.\n\n");
+	nd_buf_adds(nd_doc_para(d), "Bubble: the rank's idle time in the step "
+	    "window (first block start to last block end over the ranks); "
+	    "warm-up and cool-down: the idle before its first and after its "
+	    "last block; explained by the slow stage: what the slow stage's "
+	    "longer F+B+W per micro-batch accounts for. trace-pipeline(1) "
+	    "gives every step and block.");
 }
 
 /* "pipeline": {"step": the pipe_step record, "ranks": [the pipe_rank

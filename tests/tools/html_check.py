@@ -8,6 +8,7 @@ usage: html_check.py summary PAGE REPORT.json
        html_check.py probe PAGE OUT     (OUT: PAGE with tests/tools/html_probe.js)
        html_check.py probe-ui PAGE OUT  (OUT: PAGE with tests/tools/html_ui.js)
        html_check.py ui DOM             (what html_ui.js saw the page do)
+       html_check.py tables PAGE REPORT.md
 
 Each prints "ok N checks" or fails with a message (exit 1).
   summary   the summary section comes first (after the title, before the
@@ -20,6 +21,10 @@ Each prints "ok N checks" or fails with a message (exit 1).
             units (0, N ns|us|ms|s, N %) at increasing positions; the placed
             labels (step values, step numbers, gap labels) do not overlap,
             their widths estimated at 0.6 em a character.
+  tables    the page's tables are the Markdown report's, in order: the same
+            head and cells (Markdown escapes, code and strong marks taken
+            off); every cell shown shortened (with "…") has the full
+            text as its title, of which the shown pieces are parts, in order.
   hostlane  the strip over the profile window: one window per device from
             its first device op to its last op's end; the host lane's rects
             are the union of the host activity (cat cpu_op spans) clipped to
@@ -319,6 +324,92 @@ def ui(dom):
     print("ui ok", f["column"][0], len(before), "rows")
 
 
+def md_cells(line):
+    """The cells of a Markdown table line, unescaped, marks taken off."""
+    cells, cur, i = [], "", 1
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            cur += line[i + 1]
+            i += 2
+            continue
+        if c == "|":
+            cells.append(cur.strip())
+            cur = ""
+        elif c == "`":
+            pass
+        elif c == "*" and line[i + 1:i + 2] == "*":
+            i += 1
+        else:
+            cur += c
+        i += 1
+    return cells
+
+
+def md_tables(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    tables, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and \
+                lines[i + 1].startswith("|---"):
+            t = [md_cells(lines[i])]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                t.append(md_cells(lines[i]))
+                i += 1
+            tables.append(t)
+        else:
+            i += 1
+    return tables
+
+
+class Tables(html.parser.HTMLParser):
+    """The tables of a page: rows of cells (text, title)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables, self.cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables:
+            self.cell = ["", dict(attrs).get("title")]
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append((self.cell[0].strip(), self.cell[1]))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[0] += data
+
+
+def tables(page, md):
+    h = Tables()
+    h.feed(open(page, encoding="utf-8").read())
+    m = md_tables(md)
+    check(len(h.tables) == len(m), "%d tables in the page, %d in the "
+          "Markdown" % (len(h.tables), len(m)))
+    for k, (ht, mt) in enumerate(zip(h.tables, m)):
+        check([[c[0] for c in r] for r in ht] == mt,
+              "table %d differs: %r against %r" % (k, ht[:3], mt[:3]))
+        for r in ht[1:]:
+            for text, title in r:
+                if "\u2026" not in text:
+                    continue
+                check(title, "table %d: %r has no title" % (k, text))
+                at = 0
+                for piece in text.split("\u2026"):
+                    at = title.find(piece, at)
+                    check(at >= 0, "table %d: %r is not a part of %r" %
+                          (k, piece, title))
+                    at += len(piece)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "summary":
@@ -327,6 +418,8 @@ def main():
         toc(sys.argv[2])
     elif cmd == "svg":
         svgs(sys.argv[2])
+    elif cmd == "tables":
+        tables(sys.argv[2], sys.argv[3])
     elif cmd == "hostlane":
         hostlane(sys.argv[2], sys.argv[3])
     elif cmd == "ui":
