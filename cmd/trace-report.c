@@ -4,8 +4,7 @@
  * nd_report (lib/nd_report*.c); this file reads options and the stream.
  */
 #include "nd_cli.h"
-#include "nd_drive.h"
-#include "nd_out.h"
+#include "nd_run.h"
 #include "nd_partial.h"
 #include "nd_peak.h"
 #include "nd_report.h"
@@ -207,32 +206,6 @@ list_thresholds(void)
 	nd_stdout_flush();
 }
 
-static void
-write_report(nd_report *r, const char *outpath, int fmt)
-{
-	nd_out *o = nd_out_open(outpath);
-
-	if (fmt == 1)
-		nd_report_json(r, nd_out_buf(o));
-	else if (fmt == 2)
-		nd_report_html(r, nd_out_buf(o));
-	else
-		nd_report_markdown(r, nd_out_buf(o));
-	nd_out_close(o);
-}
-
-static void
-drive_record(void *ctx, const nd_event *ev, const nd_source_info *si)
-{
-	nd_report_event(ctx, ev, si);
-}
-
-static int
-drive_end(void *ctx)
-{
-	return nd_report_end(ctx) ? ND_DRIVE_AGAIN : ND_DRIVE_OK;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -240,9 +213,10 @@ main(int argc, char **argv)
 	static struct args a;
 	char stampbuf[128];
 	nd_report *r;
-	nd_drive_opts dopts;
-	nd_drive_cb dcb = { NULL, drive_record, drive_end, NULL };
-	nd_drive_res dres;
+	nd_report_run *run;
+	nd_engine e;
+	nd_engine *ep = &e;
+	nd_run_mode mode;
 
 	nd_init(argv[0]);
 	parse_args(argc, argv, &a);
@@ -272,26 +246,18 @@ main(int argc, char **argv)
 			nd_die(2, "invalid value for --threshold: '%s' (see "
 			    "--list-thresholds)", a.thr[i]);
 	free(a.thr);
-	if (a.merge)
-		nd_report_merge(r, argv, argc);
-	else {
-		/* out of order: read again (--unordered: buffered, one
-		 * reading) */
-		memset(&dopts, 0, sizeof dopts);
-		dopts.once = a.ro.unordered;
-		dopts.threads = 1;	/* NDTRACE_THREADS=2 may decode beside it */
-		dcb.ctx = r;
-		nd_drive(argv, argc, &dopts, &dcb, &dres);
-	}
-	if (a.partial) {
-		nd_out *o = nd_out_open(a.outpath);
-
-		nd_report_partial(r, o, dres.sources);
-		nd_out_close(o);
-	} else {
-		nd_report_finish(r);
-		write_report(r, a.outpath, a.fmt);
-	}
+	run = nd_report_run_new(r, a.partial ? ND_REPORT_PARTIAL : a.fmt == 1 ?
+	    ND_REPORT_JSON : a.fmt == 2 ? ND_REPORT_HTML : ND_REPORT_MARKDOWN);
+	e = nd_report_run_engine(run);
+	/* out of order: read again (--unordered: buffered, one reading);
+	 * NDTRACE_THREADS=2 may decode beside it */
+	memset(&mode, 0, sizeof mode);
+	mode.merge = a.merge;
+	mode.once = a.ro.unordered;
+	mode.threads = 1;
+	mode.out = a.outpath;
+	nd_run(&ep, 1, argv, argc, &mode, NULL);
+	nd_report_run_free(run);
 	nd_report_free(r);
 	if (a.has_re)
 		regfree(&a.re);

@@ -219,8 +219,17 @@ E
 	}
 	bad '0,/"by":"cause","key":"host_wait","count":[0-9]*/s//"by":"cause","key":"host_wait","count":0/' \
 	    'gap_sum totals that no gaps add up to (count 0, or max_ns above total_ns)' '"count":0'
-	bad '0,/"max_ns":\([0-9]*\)}$/s//"max_ns":99999999999}/' \
+	bad '0,/"max_ns":\([0-9]*\),"max_ts_ns"/s//"max_ns":99999999999,"max_ts_ns"/' \
 	    'gap_sum totals that no gaps add up to (count 0, or max_ns above total_ns)' '"max_ns":99999999999'
+	# the longest gap's start, and its marker and scope (payload rows)
+	bad '0,/"max_ts_ns":[-0-9]*/s//"max_ts_ns":"0"/' \
+	    'gap_sum record without a valid "max_ts_ns"' '"max_ts_ns":"0"'
+	bad '0,/"max_ts_ns":[-0-9]*/s//"max_ts_ns":9223372036854775807/' \
+	    '"max_ts_ns" must be an integer within +-2^62' '"max_ts_ns":9223372036854775807'
+	bad '0,/"by":"payload"\(.*\)"marker":[^,]*,/s//"by":"payload"\1"marker":7,/' \
+	    '"marker" must be a string or null' '"marker":7'
+	bad '0,/"by":"payload"\(.*\),"scope":[^}]*}/s//"by":"payload"\1}/' \
+	    '"scope" must be a string or null' '"by":"payload"'
 	bad '0,/"by":"cause","key":"[a-z_]*"/s//"by":"cause","key":null/' \
 	    '"key" must be a string' '"key":null'
 	bad '0,/"by":"scope","key":[^,]*,"count":[0-9]*/s//"by":"scope","key":"x","count":-1/' \

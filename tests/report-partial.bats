@@ -119,10 +119,10 @@ EOF
 	run trace-report --merge a.part e.part
 	assert_failure 2
 	assert_output --partial "trace-report: e.part:1: partial results cut short: no partial_end after this header"
-	head -n -1 a.part | sed '3s/"ngaps":[0-9]*/"ngaps":"x"/' | $F > f.part
+	head -n -1 a.part | sed '3s/"has_gap":[0-9]*/"has_gap":"x"/' | $F > f.part
 	run trace-report --merge f.part
 	assert_failure 2
-	assert_output 'trace-report: f.part:3: rp_run record without a valid "ngaps"'
+	assert_output 'trace-report: f.part:3: rp_run record without a valid "has_gap"'
 	# a step of a device the partial does not have (it has 4: 0..3)
 	trace-report --partial tpu.ndjson > t.part
 	n=$(grep -n '"type":"step_dev"' t.part | head -n 1 | cut -d: -f1)

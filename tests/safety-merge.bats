@@ -75,12 +75,12 @@ EOF
 	# 200 causes of 2^53 ns after the first: the 128th passes 2^60 (the
 	# partial's own figures are far below 2^53)
 	trace-report --partial "$T/r0.ndjson" >"$T/r.p"
-	l=$(grep -n '"type":"rp_cause"' "$T/r.p" | cut -d: -f1)
+	l=$(grep -n -m1 '"type":"gap_sum"' "$T/r.p" | cut -d: -f1)
 	"$PY" -c "
-for i in range(200): print('{\"type\":\"rp_cause\",\"name\":\"x\",\"n\":1,\"ns\":$S53}')" >"$T/causes"
+for i in range(200): print('{\"type\":\"gap_sum\",\"by\":\"cause\",\"key\":\"x\",\"count\":1,\"total_ns\":$S53,\"max_ns\":1,\"max_ts_ns\":0}')" >"$T/causes"
 	sed "${l}r $T/causes" "$T/r.p" | $PE >"$T/r2.p"
 	run -2 trace-report --merge "$T/r2.p"
-	assert_output "trace-report: $T/r2.p:$((l + 128)): rp_cause record: \"ns\" is $S53, and the figures the merge adds up pass 2^60 (36 years in ns): $NOPE"
+	assert_output "trace-report: $T/r2.p:$((l + 128)): gap_sum record: \"total_ns\" is $S53, and the figures the merge adds up pass 2^60 (36 years in ns): $NOPE"
 	# gap totals (any int64 >= 0): the first of 2^62 passes
 	trace-gaps --partial "$T/r0.ndjson" |
 	    $PE gap_sum total_ns 4611686018427387904 >"$T/g.p"

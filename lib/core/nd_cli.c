@@ -4,6 +4,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,17 @@ nd_fmt_dur_spaced(nd_buf *b, int64_t ns)
 		nd_buf_addf(b, "%.3f ms", (double)ns / 1e6);
 	else
 		nd_buf_addf(b, "%.3f s", (double)ns / 1e9);
+}
+
+const char *
+nd_fmt_at_ms(char *buf, size_t n, int64_t ns)
+{
+	const char *sign = ns < 0 ? "-" : "";
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+
+	snprintf(buf, n, "%s%" PRIu64 ".%03" PRIu64 " ms", sign, a / 1000000,
+	    a % 1000000 / 1000);
+	return buf;
 }
 
 void

@@ -61,6 +61,10 @@ void nd_cli_regex(regex_t *re, const char *opt, const char *s, int flags);
 void nd_fmt_dur(char *s, size_t n, int64_t ns, int sign);
 void nd_fmt_dur_f(char *s, size_t n, double ns, int sign);
 void nd_fmt_dur_spaced(nd_buf *b, int64_t ns);
+/* A point in time, as an offset from the start (trace-mem's tables): in
+ * milliseconds always, three decimals truncated to the microsecond
+ * ("0.025 ms"), so that a column of times lines up.  Returns buf. */
+const char *nd_fmt_at_ms(char *buf, size_t n, int64_t ns);
 /* Text for people (tables, Markdown, HTML, SVG): s[0..n) appended to b
  * with what a terminal or a browser would act on shown as a visible
  * escape instead: C0 controls (tab and newline too), NUL and DEL as

@@ -14,9 +14,13 @@ static const char *const by_name[NBY] = { "cause", "payload", "scope" };
 static const char *const by_array[NBY] = { "by_cause", "by_payload",
 	"by_scope" };
 
+/* The longest gap of a row: the earliest on ties (the same on any order
+ * of the gaps); of a payload row, its marker and scope too (JSON text in
+ * s->names, UINT32_MAX: none). */
 typedef struct row {
 	uint64_t count;
-	int64_t total, max;
+	int64_t total, max, max_ts;
+	uint32_t marker, scope;
 } row;
 
 /*
@@ -35,7 +39,10 @@ typedef struct table {
 
 struct nd_gapsum {
 	table t[NBY];
+	nd_intern *names;	/* markers and scopes of the longest gaps */
 	nd_buf scratch;
+	nd_gapsum_row *out;	/* nd_gapsum_rows */
+	nd_buf dec;		/* their decoded strings */
 };
 
 nd_gapsum *
@@ -45,6 +52,7 @@ nd_gapsum_new(void)
 
 	for (int i = 0; i < NBY; i++)
 		s->t[i].keys = nd_intern_new();
+	s->names = nd_intern_new();
 	return s;
 }
 
@@ -57,7 +65,10 @@ nd_gapsum_free(nd_gapsum *s)
 		nd_intern_free(s->t[i].keys);
 		free(s->t[i].rows);
 	}
+	nd_intern_free(s->names);
 	nd_buf_free(&s->scratch);
+	free(s->out);
+	nd_buf_free(&s->dec);
 	free(s);
 }
 
@@ -67,13 +78,33 @@ add_u64_sat(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/* Add count gaps of total ns whose longest (max ns) starts at max_ts,
+ * with marker and scope (ids in s->names). */
 static void
-row_add(row *r, uint64_t count, int64_t total, int64_t max)
+row_add(row *r, uint64_t count, int64_t total, int64_t max, int64_t max_ts,
+    uint32_t marker, uint32_t scope)
 {
+	if (r->count == 0 || max > r->max ||
+	    (max == r->max && max_ts < r->max_ts)) {
+		r->max = max;
+		r->max_ts = max_ts;
+		r->marker = marker;
+		r->scope = scope;
+	}
 	r->count = add_u64_sat(r->count, count);
 	r->total = nd_add_sat(r->total, total);
-	if (max > r->max)
-		r->max = max;
+}
+
+/* The id in s->names of the JSON text of str (n bytes), UINT32_MAX for
+ * NULL. */
+static uint32_t
+name_id(nd_gapsum *s, const char *str, size_t n)
+{
+	if (str == NULL)
+		return UINT32_MAX;
+	nd_buf_reset(&s->scratch);
+	nd_json_put_str(&s->scratch, str, n);
+	return nd_intern_id(s->names, s->scratch.p, s->scratch.len);
 }
 
 /* The row of key (JSON text, quotes included; NULL: no scope). */
@@ -97,7 +128,8 @@ row_of(table *t, const char *key, size_t n)
 }
 
 static void
-add_str(nd_gapsum *s, int by, const char *str, size_t n, const nd_gap *gap)
+add_str(nd_gapsum *s, int by, const char *str, size_t n, const nd_gap *gap,
+    uint32_t marker, uint32_t scope)
 {
 	row *r;
 
@@ -108,16 +140,21 @@ add_str(nd_gapsum *s, int by, const char *str, size_t n, const nd_gap *gap)
 		nd_json_put_str(&s->scratch, str, n);
 		r = row_of(&s->t[by], s->scratch.p, s->scratch.len);
 	}
-	row_add(r, 1, gap->dur, gap->dur);
+	row_add(r, 1, gap->dur, gap->dur, gap->ts, marker, scope);
 }
 
 void
 nd_gapsum_add(nd_gapsum *s, const nd_gap *gap)
 {
+	uint32_t marker = name_id(s, gap->marker.name, gap->marker.name_n);
+	uint32_t scope = name_id(s, gap->payload.scope, gap->payload.scope_n);
+
 	add_str(s, BY_CAUSE, gap->cause, gap->cause != NULL ?
-	    strlen(gap->cause) : 0, gap);
-	add_str(s, BY_PAYLOAD, gap->payload.name, gap->payload.name_n, gap);
-	add_str(s, BY_SCOPE, gap->payload.scope, gap->payload.scope_n, gap);
+	    strlen(gap->cause) : 0, gap, UINT32_MAX, UINT32_MAX);
+	add_str(s, BY_PAYLOAD, gap->payload.name, gap->payload.name_n, gap,
+	    marker, scope);
+	add_str(s, BY_SCOPE, gap->payload.scope, gap->payload.scope_n, gap,
+	    UINT32_MAX, UINT32_MAX);
 }
 
 /* ---- ordered rows ---- */
@@ -181,6 +218,74 @@ ordered(const table *t, size_t *np)
 	return e;
 }
 
+/* JSON text t[0..n) decoded at the end of b: its offset, *len its
+ * length. */
+static size_t
+decode(nd_buf *b, const char *t, size_t n, size_t *len)
+{
+	nd_jval v;
+	size_t off = b->len;
+
+	v.type = ND_JSTR;
+	v.raw = t;
+	v.len = n;
+	v.esc = memchr(t, '\\', n) != NULL;
+	nd_json_unescape(&v, b);
+	*len = b->len - off;
+	return off;
+}
+
+/* Name id decoded: an offset in s->dec (SIZE_MAX: none). */
+static size_t
+decode_id(nd_gapsum *s, uint32_t id, size_t *len)
+{
+	size_t n;
+	const char *t;
+
+	*len = 0;
+	if (id == UINT32_MAX)
+		return SIZE_MAX;
+	t = nd_intern_str(s->names, id, &n);
+	return decode(&s->dec, t, n, len);
+}
+
+size_t
+nd_gapsum_rows(nd_gapsum *s, int by, const nd_gapsum_row **out)
+{
+	size_t n;
+	ent *e = ordered(&s->t[by], &n);
+	size_t (*off)[3] = nd_xcalloc(n + 1, sizeof *off);
+
+	free(s->out);
+	s->out = nd_xcalloc(n + 1, sizeof *s->out);
+	nd_buf_reset(&s->dec);
+	for (size_t i = 0; i < n; i++) {
+		nd_gapsum_row *x = &s->out[i];
+
+		x->count = e[i].r->count;
+		x->total_ns = e[i].r->total;
+		x->max_ns = e[i].r->max;
+		x->max_ts = e[i].r->max_ts;
+		off[i][0] = e[i].key == NULL ? SIZE_MAX :
+		    decode(&s->dec, e[i].key, e[i].len, &x->keylen);
+		off[i][1] = decode_id(s, e[i].r->marker, &x->marker_len);
+		off[i][2] = decode_id(s, e[i].r->scope, &x->scope_len);
+	}
+	/* pointers once the buffer no longer moves */
+	for (size_t i = 0; i < n; i++) {
+		s->out[i].key = off[i][0] == SIZE_MAX ? NULL : s->dec.p ?
+		    s->dec.p + off[i][0] : "";
+		s->out[i].marker = off[i][1] == SIZE_MAX ? NULL : s->dec.p ?
+		    s->dec.p + off[i][1] : "";
+		s->out[i].scope = off[i][2] == SIZE_MAX ? NULL : s->dec.p ?
+		    s->dec.p + off[i][2] : "";
+	}
+	free(off);
+	free(e);
+	*out = s->out;
+	return n;
+}
+
 static void
 put_totals(nd_jw *w, const row *r)
 {
@@ -202,14 +307,16 @@ put_key(nd_jw *w, const char *name, const ent *e)
 void
 nd_gapsum_write(const nd_gapsum *s, nd_buf *b)
 {
-	row all = { 0, 0, 0 };
+	row all;
 	const table *causes = &s->t[BY_CAUSE];
 	nd_jw w;
 
+	memset(&all, 0, sizeof all);
 	/* every gap has one cause: the causes add up to the whole */
 	for (uint32_t id = 0; id < nd_intern_count(causes->keys); id++)
 		row_add(&all, causes->rows[id].count, causes->rows[id].total,
-		    causes->rows[id].max);
+		    causes->rows[id].max, causes->rows[id].max_ts, UINT32_MAX,
+		    UINT32_MAX);
 	nd_jw_init(&w, b);
 	nd_jw_obj(&w);
 	nd_jw_kcstr(&w, "type", "gap_summary");
@@ -233,6 +340,22 @@ nd_gapsum_write(const nd_gapsum *s, nd_buf *b)
 	nd_buf_addc(b, '\n');
 }
 
+/* Member k: the JSON text of name id, or null. */
+static void
+put_name(nd_jw *w, const nd_gapsum *s, const char *k, uint32_t id)
+{
+	size_t n;
+	const char *t;
+
+	nd_jw_key(w, k);
+	if (id == UINT32_MAX) {
+		nd_jw_null(w);
+		return;
+	}
+	t = nd_intern_str(s->names, id, &n);
+	nd_jw_raw(w, t, n);
+}
+
 void
 nd_gapsum_write_partial(const nd_gapsum *s, nd_buf *b,
     void (*fn)(void *ctx), void *ctx)
@@ -250,6 +373,11 @@ nd_gapsum_write_partial(const nd_gapsum *s, nd_buf *b,
 			nd_jw_kcstr(&w, "by", by_name[by]);
 			put_key(&w, "key", &e[i]);
 			put_totals(&w, e[i].r);
+			nd_jw_kint(&w, "max_ts_ns", e[i].r->max_ts);
+			if (by == BY_PAYLOAD) {
+				put_name(&w, s, "marker", e[i].r->marker);
+				put_name(&w, s, "scope", e[i].r->scope);
+			}
 			nd_jw_obj_end(&w);
 			nd_buf_addc(b, '\n');
 			fn(ctx);
@@ -273,12 +401,56 @@ need_i64(nd_stream *st, const nd_event *ev, const char *key)
 	return x;
 }
 
+/* A time (the start of a gap): an integer within +-2^62. */
+static int64_t
+need_ts(nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_stream_need(st, ev, key, ND_JNUM);
+	int64_t x;
+
+	if (nd_json_int64(v, &x) != 0 || x > ((int64_t)1 << 62) ||
+	    x < -((int64_t)1 << 62))
+		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer "
+		    "within +-2^62", nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), key);
+	return x;
+}
+
+/* The JSON text the writer gives string v, in s->scratch. */
+static void
+canon(nd_gapsum *s, const nd_jval *v)
+{
+	nd_buf dec = ND_BUF_INIT;
+
+	nd_json_unescape(v, &dec);
+	nd_buf_reset(&s->scratch);
+	nd_json_put_str(&s->scratch, dec.p != NULL ? dec.p : "", dec.len);
+	nd_buf_free(&dec);
+}
+
+/* Member key of a payload row: a string (its id in s->names) or null. */
+static uint32_t
+read_name(nd_gapsum *s, nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+
+	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL))
+		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be a string or "
+		    "null", nd_stream_file(st),
+		    (unsigned long long)nd_stream_lineno(st), key);
+	if (v->type == ND_JNULL)
+		return UINT32_MAX;
+	canon(s, v);
+	return nd_intern_id(s->names, s->scratch.p, s->scratch.len);
+}
+
 void
 nd_gapsum_read(nd_gapsum *s, nd_stream *st, const nd_event *ev)
 {
 	const nd_jval *by = nd_stream_need(st, ev, "by", ND_JSTR);
 	const nd_jval *key = nd_event_get(ev, "key");
-	int64_t count, total, max;
+	int64_t count, total, max, ts;
+	uint32_t marker = UINT32_MAX, scope = UINT32_MAX;
 	int i;
 
 	for (i = 0; i < NBY; i++)
@@ -303,20 +475,18 @@ nd_gapsum_read(nd_gapsum *s, nd_stream *st, const nd_event *ev)
 		    "add up to (count 0, or max_ns above total_ns)",
 		    nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st));
+	ts = need_ts(st, ev, "max_ts_ns");
+	if (i == BY_PAYLOAD) {
+		marker = read_name(s, st, ev, "marker");
+		scope = read_name(s, st, ev, "scope");
+	}
 	if (key->type == ND_JNULL) {
-		row_add(row_of(&s->t[i], NULL, 0), (uint64_t)count, total, max);
+		row_add(row_of(&s->t[i], NULL, 0), (uint64_t)count, total, max,
+		    ts, marker, scope);
 		return;
 	}
 	/* the text the writer gives the decoded string: one row per key */
-	{
-		nd_buf dec = ND_BUF_INIT;
-
-		nd_json_unescape(key, &dec);
-		nd_buf_reset(&s->scratch);
-		nd_json_put_str(&s->scratch, dec.p != NULL ? dec.p : "",
-		    dec.len);
-		nd_buf_free(&dec);
-	}
+	canon(s, key);
 	row_add(row_of(&s->t[i], s->scratch.p, s->scratch.len),
-	    (uint64_t)count, total, max);
+	    (uint64_t)count, total, max, ts, marker, scope);
 }

@@ -5,7 +5,11 @@
  * partial result that merge by addition.
  *
  * A push engine: nd_gapsum_add() for each gap handed out by nd_gaps (or
- * nd_gapsum_read() for each gap_sum record), nd_gapsum_write() at the end.
+ * nd_gapsum_read() for each gap_sum record), nd_gapsum_write() at the end
+ * (or nd_gapsum_rows() for the rows of a table, as trace-report shows
+ * them).  A row also keeps its longest gap -- the earliest on ties, so the
+ * order of the gaps does not matter -- its start, and for a payload row
+ * the gap's marker and scope.
  * Integer sums only, so the order of adding does not matter and a merge of
  * partials gives the totals of one run; sums saturate at INT64_MAX (never
  * reached by real profiles: 292 years), and a merge refuses partials whose
@@ -26,6 +30,21 @@ typedef struct nd_gapsum nd_gapsum;
 nd_gapsum *nd_gapsum_new(void);
 void nd_gapsum_free(nd_gapsum *s);
 void nd_gapsum_add(nd_gapsum *s, const nd_gap *gap);
+/* A row of a table, in output order: its key decoded (NULL: no scope;
+ * names may hold NUL: lengths), its totals, and its longest gap's start,
+ * marker and scope (payload rows; NULL: none). */
+typedef struct nd_gapsum_row {
+	const char *key, *marker, *scope;
+	size_t keylen, marker_len, scope_len;
+	uint64_t count;
+	int64_t total_ns, max_ns, max_ts;
+} nd_gapsum_row;
+
+enum { ND_GAPSUM_CAUSE, ND_GAPSUM_PAYLOAD, ND_GAPSUM_SCOPE };
+/* The rows of table by (ND_GAPSUM_*); valid until the next call or
+ * nd_gapsum_free. */
+size_t nd_gapsum_rows(nd_gapsum *s, int by, const nd_gapsum_row **out);
+
 /* The gap_summary record and its newline. */
 void nd_gapsum_write(const nd_gapsum *s, nd_buf *b);
 

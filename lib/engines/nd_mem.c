@@ -210,18 +210,6 @@ human(char *buf, size_t n, int64_t b)
 	return buf;
 }
 
-/* ns as milliseconds with three decimals (truncated to the microsecond). */
-static const char *
-msec(char *buf, size_t n, int64_t ns)
-{
-	const char *sign = ns < 0 ? "-" : "";
-	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-
-	snprintf(buf, n, "%s%" PRIu64 ".%03" PRIu64 " ms", sign, a / 1000000,
-	    a % 1000000 / 1000);
-	return buf;
-}
-
 /* ---- setup ---- */
 
 nd_mem *
@@ -972,7 +960,7 @@ write_peak(nd_mem *m, const struct series *se, uint32_t *anc)
 		    m->lab[se->label].device != NULL)
 			text(m, "  device        %s", m->lab[se->label].device);
 		text(m, "  peak          %s allocated at %s%s%s",
-		    human(b1, sizeof b1, s->alloc), msec(t, sizeof t,
+		    human(b1, sizeof b1, s->alloc), nd_fmt_at_ms(t, sizeof t,
 		    s->ts - m->start),
 		    s->has_reserved ? ", reserved " : "",
 		    s->has_reserved ? human(b2, sizeof b2, s->reserved) : "");
@@ -1494,7 +1482,7 @@ when(const struct snap *S, char *buf, size_t n, const struct ent *e,
 		snprintf(buf, n, "before the trace");
 	else if (S->has_time)
 		snprintf(buf, n, "at %s (entry %" PRId64 ")",
-		    msec(t, sizeof t, ts_of(S, e, seq)), seq);
+		    nd_fmt_at_ms(t, sizeof t, ts_of(S, e, seq)), seq);
 	else
 		snprintf(buf, n, "at entry %" PRId64, seq);
 	return buf;
@@ -2070,7 +2058,7 @@ report_peak_blocks(struct snap *S, struct dev *D)
 			    human(b1, sizeof b1, l->size),
 			    (uint64_t)l->addr, l->seq < 0 ?
 			    "before the trace" : S->has_time ?
-			    msec(t1, sizeof t1, ts_of(S,
+			    nd_fmt_at_ms(t1, sizeof t1, ts_of(S,
 			    &D->ent[l->seq], l->seq)) :
 			    (snprintf(t1, sizeof t1, "entry %" PRId64,
 			    l->seq), t1), top_frame(S, l->frames));
@@ -2386,15 +2374,15 @@ tl_table(nd_mem *m, const char *source, const nd_memtl *tl, size_t pk,
 	    "export_memory_timeline", tl->events, tl->raw ? "events" :
 	    "points", tl->npt);
 	text(m, "  peak          %s at %s", human(b1, sizeof b1, p->total),
-	    msec(t, sizeof t, p->ts_ns));
+	    nd_fmt_at_ms(t, sizeof t, p->ts_ns));
 	text(m, "  final         %s at %s", human(b1, sizeof b1, f->total),
-	    msec(t, sizeof t, f->ts_ns));
+	    nd_fmt_at_ms(t, sizeof t, f->ts_ns));
 	text(m, "  %-16s %12s %12s  %-14s %12s", "category", "at peak",
 	    "peak", "peak at", "final");
 	for (int c = 0; c < ND_MEMTL_NCAT; c++)
 		text(m, "  %-16s %12s %12s  %-14s %12s", nd_memtl_category[c],
 		    human(b1, sizeof b1, p->bytes[c]), human(b2, sizeof b2,
-		    tl->pt[cpk[c]].bytes[c]), msec(t, sizeof t,
+		    tl->pt[cpk[c]].bytes[c]), nd_fmt_at_ms(t, sizeof t,
 		    tl->pt[cpk[c]].ts_ns), human(b3, sizeof b3, f->bytes[c]));
 }
 

@@ -67,7 +67,7 @@ void nd_doc_toc(nd_doc *d);
 /* The number of nodes so far: a mark for nd_doc_id and nd_doc_move. */
 size_t nd_doc_mark(const nd_doc *d);
 /* The id of the section or subsection opened at mark m (the node count
- * before it was opened), or NULL. */
+ * before it was opened), or NULL; valid until the next node is added. */
 const char *nd_doc_id(nd_doc *d, size_t m);
 /* Move the nodes from mark from to the end before the node at mark to. */
 void nd_doc_move(nd_doc *d, size_t from, size_t to);

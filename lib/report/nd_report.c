@@ -44,7 +44,7 @@ nd_rep_init(nd_report *r, int again)
 	r->names = nd_intern_new();
 	r->devids = nd_intern_new();
 	r->skipped_ix = nd_map64_new();
-	r->greg_ix = nd_map64_new();
+	r->gs = nd_gapsum_new();
 	r->hw_ix = nd_map64_new();
 	r->dn = nd_devnames_new();
 	memset(&so, 0, sizeof so);
@@ -152,7 +152,7 @@ nd_rep_fini(nd_report *r)
 	free(r->pay);
 	free(r->payids);
 	free(r->gregs);
-	nd_map64_free(r->greg_ix);
+	nd_gapsum_free(r->gs);
 	free(r->lines);
 	free(r->hw);
 	free(r->hwall);
@@ -208,11 +208,15 @@ nd_rep_fini(nd_report *r)
 int
 nd_report_end(nd_report *r)
 {
+	return nd_scan_again(r->scan) || r->gaps_late ||
+	    nd_mem_disordered(r->mem) || nd_launch_disordered(r->launch);
+}
+
+void
+nd_report_restart(nd_report *r)
+{
 	nd_scan_res res;
 
-	if (!nd_scan_again(r->scan) && !r->gaps_late &&
-	    !nd_mem_disordered(r->mem) && !nd_launch_disordered(r->launch))
-		return 0;
 	/* the spans still held go to the leaf table about to be freed */
 	nd_scan_finish(r->scan, &res);
 	nd_rep_fini(r);
@@ -229,7 +233,6 @@ nd_report_end(nd_report *r)
 	}
 	nd_rep_init(r, 1);
 	nd_scan_restart(r->scan);
-	return 1;
 }
 
 void

@@ -21,9 +21,12 @@
  *       and gaps above, with the latest device ops of the first devices
  *       kept in bounded rings (see trace-report(1), Timeline strip)
  *
- * Usage: nd_report_new(), nd_report_event() for every record of a stream in
- * order, nd_report_end() (again from the first record when it says so:
- * nd_drive does it), nd_report_finish(), then any of the writers.  The
+ * Usage: nd_report_new(), then nd_run over its engine (nd_report_run_new:
+ * it reads, reads again when the report asks, merges partials and writes
+ * the format asked for); or by hand nd_report_event() for every record of
+ * a stream in order, nd_report_end() (and nd_report_restart and again from
+ * the first record when it says so), nd_report_finish(), then any of the
+ * writers.  The
  * writers are deterministic: the same input gives the same bytes (sorting
  * breaks every tie by name).  Thresholds of the findings are named by a
  * stable rule id (nd_report_rules) and set in percent with
@@ -36,6 +39,7 @@
 #define ND_REPORT_H
 
 #include "nd_buf.h"
+#include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_out.h"
 #include "nd_stream.h"
@@ -79,10 +83,12 @@ int nd_report_set_threshold(nd_report *r, const char *spec);
 /* Every record of the stream, in order; si is the record's source. */
 void nd_report_event(nd_report *r, const nd_event *ev,
     const nd_source_info *si);
-/* The end of a reading of the input (nd_drive's end): 0, or 1 when spans
- * came out of order on a timeline (exclusive time, gaps): the report has
- * then forgotten every record; feed the input again, from its start. */
+/* The end of a reading of the input: 0, or 1 when spans came out of order
+ * on a timeline (exclusive time, gaps, memory, launches): call
+ * nd_report_restart, which forgets every record but what was learnt of the
+ * order, and feed the input again from its start. */
 int nd_report_end(nd_report *r);
+void nd_report_restart(nd_report *r);
 /* After the last record. */
 void nd_report_finish(nd_report *r);
 
@@ -96,10 +102,28 @@ void nd_report_finish(nd_report *r);
  * nd_report_finish and a writer give the report of one reading of the
  * partials' inputs in order. */
 void nd_report_partial(nd_report *r, nd_out *o, uint32_t sources);
-void nd_report_merge(nd_report *r, char **paths, int n);
+/* The merge, record by record: nd_report_merge_new, then
+ * nd_report_merge_load for every record nd_partial_read hands out (the
+ * header too) of the partials in order; nd_report_merge_types lists the
+ * body's record types (n of them; the caller frees the array). */
+typedef struct nd_report_merge nd_report_merge;
+nd_report_merge *nd_report_merge_new(nd_report *r);
+void nd_report_merge_load(nd_report_merge *m, nd_stream *st,
+    const nd_event *ev);
+void nd_report_merge_free(nd_report_merge *m);
+const char **nd_report_merge_types(size_t *n);
 
 void nd_report_markdown(nd_report *r, nd_buf *out);
 void nd_report_json(nd_report *r, nd_buf *out);
 void nd_report_html(nd_report *r, nd_buf *out);
+
+/* trace-report as an engine of nd_run (nd_engine.h): reads the stream (or
+ * merges partials), then writes the report in format to the output. */
+enum { ND_REPORT_MARKDOWN, ND_REPORT_JSON, ND_REPORT_HTML,
+	ND_REPORT_PARTIAL };
+typedef struct nd_report_run nd_report_run;
+nd_report_run *nd_report_run_new(nd_report *r, int format);
+nd_engine nd_report_run_engine(nd_report_run *x);
+void nd_report_run_free(nd_report_run *x);
 
 #endif

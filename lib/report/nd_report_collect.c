@@ -368,48 +368,18 @@ nd_rep_strip_free(nd_report *r)
 
 /* --- per source --- */
 
-/* Gap time by the region (scope) of the gap's payload. */
-static void
-gap_region(nd_report *r, const nd_gap *g)
-{
-	uint32_t id = nd_rep_name_idn(r, g->payload.scope, g->payload.scope_n);
-	int isnew;
-	uint64_t *v = nd_map64_put(r->greg_ix, id, &isnew);
-	struct payload *p;
-
-	if (isnew) {
-		nd_grow(&r->gregs, &r->capgregs, r->ngregs + 1,
-		    sizeof *r->gregs);
-		*v = r->ngregs;
-		p = &r->gregs[r->ngregs++];
-		memset(p, 0, sizeof *p);
-		p->region = id;
-	}
-	p = &r->gregs[*v];
-	if (p->n == 0 || g->dur > p->max ||
-	    (g->dur == p->max && g->ts < p->max_ts)) {
-		p->max = g->dur;
-		p->max_ts = g->ts;
-	}
-	p->n++;
-	p->total += g->dur;
-}
-
 static void
 gap_cb(void *ctx, const nd_gap *g)
 {
 	nd_report *r = ctx;
 	nd_gap_where w;
-	uint32_t pid;
-	struct payload *p;
 
 	nd_gaps_where(r->gaps, g, &w);
 	strip_gap(r, g, &w);
 	nd_rep_find_gap(r, g);
-	r->ngaps++;
-	r->gap_total += g->dur;
+	nd_gapsum_add(r->gs, g);
 	/* the longest, the earliest on ties: the same on any order */
-	if (r->ngaps == 1 || g->dur > r->gap_max ||
+	if (!r->has_gap || g->dur > r->gap_max ||
 	    (g->dur == r->gap_max && g->ts < r->gap_max_ts)) {
 		r->gap_max = g->dur;
 		r->gap_max_ts = g->ts;
@@ -419,34 +389,7 @@ gap_cb(void *ctx, const nd_gap *g)
 		r->gap_max_dev = nd_rep_name_id(r, w.device ? w.device :
 		    w.process ? w.process : "?");
 	}
-	cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
-	    nd_rep_name_id(r, g->cause ? g->cause : "other"), 1, g->dur);
-	pid = g->payload.name != NULL ? nd_rep_name_idn(r, g->payload.name,
-	    g->payload.name_n) : nd_rep_name_id(r, "?");
-	if (pid >= r->cappay) {
-		size_t old = r->cappay;
-
-		nd_grow(&r->pay, &r->cappay, (size_t)pid + 1, sizeof *r->pay);
-		memset(r->pay + old, 0, (r->cappay - old) * sizeof *r->pay);
-	}
-	p = &r->pay[pid];
-	if (p->n == 0) {
-		nd_grow(&r->payids, &r->cappayids, r->npayids + 1,
-		    sizeof *r->payids);
-		r->payids[r->npayids++] = pid;
-	}
-	if (p->n == 0 || g->dur > p->max ||
-	    (g->dur == p->max && g->ts < p->max_ts)) {
-		p->max = g->dur;
-		p->max_ts = g->ts;
-		p->marker = nd_rep_name_idn(r, g->marker.name,
-		    g->marker.name_n);
-		p->region = nd_rep_name_idn(r, g->payload.scope,
-		    g->payload.scope_n);
-	}
-	p->n++;
-	p->total += g->dur;
-	gap_region(r, g);
+	r->has_gap = 1;
 }
 
 /* A timeline of the source just finished: its per-line gap totals. */

@@ -795,8 +795,6 @@ doc_gaps(nd_report *r, nd_doc *d)
 		doc_lines(r, d);
 		return;
 	}
-	nd_sort(r->causes, r->ncauses, sizeof *r->causes, nd_rep_cause_cmp, r);
-	nd_sort(r->payids, r->npayids, sizeof *r->payids, nd_rep_pay_cmp, r);
 	gaps_line(r, nd_doc_para(d));
 	nd_doc_table(d, 0, "cause", "gaps", "time", "share", (char *)NULL);
 	for (size_t i = 0; i < r->ncauses; i++) {
@@ -1250,17 +1248,27 @@ doc_comparison(nd_report *r, nd_doc *d)
 static void
 doc_summary(nd_report *r, nd_doc *d, const size_t *fmarks, size_t bdmark)
 {
+	/* copies: an id lives until the next node is added */
+	char idbuf[4][32];
 	const char *ids[3] = { NULL, NULL, NULL };
+	const char *bd = nd_doc_id(d, bdmark);
 
-	for (size_t i = 0; i < r->nfnd && i < 3; i++)
-		ids[i] = nd_doc_id(d, fmarks[i]);
+	snprintf(idbuf[3], sizeof idbuf[3], "%s", bd != NULL ? bd : "");
+	for (size_t i = 0; i < r->nfnd && i < 3; i++) {
+		const char *id = nd_doc_id(d, fmarks[i]);
+
+		if (id != NULL) {
+			snprintf(idbuf[i], sizeof idbuf[i], "%s", id);
+			ids[i] = idbuf[i];
+		}
+	}
 	nd_doc_box(d, "summary", "Summary");
 	verdict_line(r, nd_doc_para_html(d, "verdict", "Verdict:"));
 	nd_rep_html_findings(r, nd_doc_figure(d), ids);
 	steps_line(r, nd_doc_para_html(d, NULL, "Steps:"));
 	if (r->dbd_total > 0)
-		nd_rep_svg_sum(r, nd_doc_figure(d), nd_doc_id(d, bdmark),
-		    "4 Time breakdown per device");
+		nd_rep_svg_sum(r, nd_doc_figure(d), bd != NULL ? idbuf[3] :
+		    NULL, "4 Time breakdown per device");
 	else
 		nd_buf_addf(nd_doc_para_html(d, NULL, "Time breakdown:"),
 		    "none: %s.", r->has_device ? "no steady steps" :

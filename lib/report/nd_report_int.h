@@ -19,6 +19,7 @@
  *                         trace-diff output as a comparison report
  *   nd_report_json.c      JSON
  *   nd_report_partial.c   partial results and their merge
+ *   nd_report_run.c       the report as an engine of nd_run
  *
  * The writers (nd_doc.c, nd_doc_html.c) know only nd_doc.h.
  */
@@ -33,6 +34,7 @@
 #include "nd_by.h"
 #include "nd_cli.h"
 #include "nd_gaps.h"
+#include "nd_gapsum.h"
 #include "nd_hash.h"
 #include "nd_json.h"
 #include "nd_launch.h"
@@ -49,6 +51,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* the header record of a partial result (nd_report_partial.c) */
+#define ND_REPORT_PARTIAL_HEADER "report_partial"
 
 /* the finding rules, index into nd_rep_rules */
 enum { RW_NONE = 0, RW_STEADY, RW_PROFILE };
@@ -175,23 +180,29 @@ struct nd_report {
 	int has_device;
 	int gaps_late;		/* a span out of order for nd_gaps */
 
-	/* gaps */
+	/* gaps: their totals by cause, payload and scope (nd_gapsum), and
+	 * the longest of all (the earliest on ties; its device labelled when
+	 * written: more sources may follow) */
 	nd_gaps *gaps;
-	uint64_t ngaps;
-	int64_t gap_total, gap_max, gap_max_ts;
+	nd_gapsum *gs;
+	int has_gap;
+	int64_t gap_max, gap_max_ts;
 	uint32_t gap_max_dev;	/* name id */
 	uint32_t gap_max_src;
+	/* after finish, nd_gapsum's rows as the sections show them (in its
+	 * order): count and total of all gaps, by cause, by payload (pay
+	 * indexed by name id, payids in order) and by region (gregs; region
+	 * UINT32_MAX: none) */
+	uint64_t ngaps;
+	int64_t gap_total;
 	struct cnt *causes;
 	size_t ncauses, capcauses;
-	struct payload *pay;	/* indexed by name id of the payload */
+	struct payload *pay;
 	size_t cappay;
 	uint32_t *payids;
 	size_t npayids, cappayids;
-	/* gap time by the payload's region (struct payload: n, total, max;
-	 * region the name id, UINT32_MAX when none) */
 	struct payload *gregs;
 	size_t ngregs, capgregs;
-	nd_map64 *greg_ix;	/* region name id -> index in gregs */
 	/* per-line gaps (nd_gaps_lines): one row per timeline of a source,
 	 * sorted by idle time after finish */
 	struct gline {
@@ -437,8 +448,6 @@ enum { F_NAME = 1, F_FAMILY, F_CLASS, F_SCOPE };
 const char *nd_rep_leaf_field(const char *k, size_t n, int field,
     size_t *len);
 void nd_rep_reg_path(const nd_report *r, const struct trow *t, nd_buf *p);
-int nd_rep_pay_cmp(const void *a, const void *b, void *ctx);
-int nd_rep_cause_cmp(const void *a, const void *b, void *ctx);
 int nd_rep_is_comparison(const nd_report *r);
 
 /* nd_report_findings.c */

@@ -420,8 +420,6 @@ j_lines(nd_report *r, nd_jw *w)
 static void
 j_gaps(nd_report *r, nd_jw *w)
 {
-	nd_sort(r->causes, r->ncauses, sizeof *r->causes, nd_rep_cause_cmp, r);
-	nd_sort(r->payids, r->npayids, sizeof *r->payids, nd_rep_pay_cmp, r);
 	nd_jw_key(w, "gaps");
 	nd_jw_obj(w);
 	nd_jw_kuint(w, "count", r->ngaps);

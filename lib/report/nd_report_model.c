@@ -532,16 +532,6 @@ name_cmp(const nd_report *r, uint32_t x, uint32_t y)
 	return strcmp(nd_rep_name_of(r, x), nd_rep_name_of(r, y));
 }
 
-static int
-greg_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct payload *x = a, *y = b;
-
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return name_cmp(ctx, x->region, y->region);
-}
-
 /* Models by devices, then name (unknown last); hw_src_cmp: by source
  * first. */
 static int
@@ -587,38 +577,72 @@ model_hw(nd_report *r)
 	nd_sort(r->hw, r->nhw, sizeof *r->hw, hw_src_cmp, r);
 }
 
+/* A payload row of nd_gapsum: its figures and its longest gap's marker
+ * and region. */
+static void
+payload_row(nd_report *r, const nd_gapsum_row *x, struct payload *p)
+{
+	p->n = x->count;
+	p->total = x->total_ns;
+	p->max = x->max_ns;
+	p->max_ts = x->max_ts;
+	p->marker = nd_rep_name_idn(r, x->marker, x->marker_len);
+	p->region = nd_rep_name_idn(r, x->scope, x->scope_len);
+}
+
+/* The gap tables from nd_gapsum's rows, in its order (total descending,
+ * then name): a cause or payload the gaps did not name shows as "other"
+ * and "?". */
+static void
+model_gapsum(nd_report *r)
+{
+	const nd_gapsum_row *x;
+	size_t n = nd_gapsum_rows(r->gs, ND_GAPSUM_CAUSE, &x);
+
+	for (size_t i = 0; i < n; i++) {
+		nd_rep_cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
+		    x[i].key != NULL ? nd_rep_name_idn(r, x[i].key,
+		    x[i].keylen) : nd_rep_name_id(r, "other"), x[i].count,
+		    x[i].total_ns);
+		r->ngaps += x[i].count;
+		r->gap_total += x[i].total_ns;
+	}
+	n = nd_gapsum_rows(r->gs, ND_GAPSUM_PAYLOAD, &x);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t pid = x[i].key != NULL ? nd_rep_name_idn(r, x[i].key,
+		    x[i].keylen) : nd_rep_name_id(r, "?");
+
+		if (pid >= r->cappay) {
+			size_t old = r->cappay;
+
+			nd_grow(&r->pay, &r->cappay, (size_t)pid + 1,
+			    sizeof *r->pay);
+			memset(r->pay + old, 0, (r->cappay - old) *
+			    sizeof *r->pay);
+		}
+		nd_grow(&r->payids, &r->cappayids, r->npayids + 1,
+		    sizeof *r->payids);
+		r->payids[r->npayids++] = pid;
+		payload_row(r, &x[i], &r->pay[pid]);
+	}
+	n = nd_gapsum_rows(r->gs, ND_GAPSUM_SCOPE, &x);
+	r->gregs = nd_xcalloc(n + 1, sizeof *r->gregs);
+	for (size_t i = 0; i < n; i++) {
+		payload_row(r, &x[i], &r->gregs[i]);
+		r->gregs[i].marker = UINT32_MAX;
+		r->gregs[i].region = nd_rep_name_idn(r, x[i].key, x[i].keylen);
+	}
+	r->ngregs = n;
+}
+
 void
 nd_rep_model_gaps(nd_report *r)
 {
 	nd_sort(r->lines, r->nlines, sizeof *r->lines, line_cmp, r);
 	while (r->nlines_gap < r->nlines && r->lines[r->nlines_gap].gaps > 0)
 		r->nlines_gap++;
-	nd_sort(r->gregs, r->ngregs, sizeof *r->gregs, greg_cmp, r);
+	model_gapsum(r);
 	model_hw(r);
-}
-
-int
-nd_rep_pay_cmp(const void *a, const void *b, void *ctx)
-{
-	const nd_report *r = ctx;
-	const struct payload *x = &r->pay[*(const uint32_t *)a];
-	const struct payload *y = &r->pay[*(const uint32_t *)b];
-
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return strcmp(nd_rep_name_of(r, *(const uint32_t *)a),
-	    nd_rep_name_of(r, *(const uint32_t *)b));
-}
-
-int
-nd_rep_cause_cmp(const void *a, const void *b, void *ctx)
-{
-	const nd_report *r = ctx;
-	const struct cnt *x = a, *y = b;
-
-	if (x->ns != y->ns)
-		return x->ns > y->ns ? -1 : 1;
-	return strcmp(nd_rep_name_of(r, x->id), nd_rep_name_of(r, y->id));
 }
 
 /* A comparison: trace-diff records and no span. */

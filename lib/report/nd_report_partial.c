@@ -4,13 +4,14 @@
  * an nd_partial, in the order the state was built:
  *
  *   rp_src    a source (struct rsrc), in source order
- *   rp_run    the scalars: step marker and source, gap totals and the
- *             longest gap, line totals, findings' evidence, launch totals,
+ *   rp_run    the scalars: step marker and source, the longest gap,
+ *             line totals, findings' evidence, launch totals,
  *             roofline flags
  *   rp_skip, rp_warn, rp_diff   skipped records, warnings, diff records
  *   rp_dev    a device of the per-device breakdown (struct rdev)
  *   step_rec, step_dev          the step records (nd_stepsum)
- *   rp_cause, rp_pay, rp_greg, rp_line, rp_hw    gap aggregates
+ *   gap_sum   the gap totals by cause, payload and scope (nd_gapsum)
+ *   rp_line, rp_hw    per-line gaps, devices by model
  *   rp_leaf   a row of the exclusive-time leaf table (nd_agg)
  *   rp_mem    a memory peak record of nd_mem, as it wrote it
  *   rp_launch a row of nd_launch; rp_roof a group of nd_roofline
@@ -34,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RP_HEADER "report_partial"
+#define RP_HEADER ND_REPORT_PARTIAL_HEADER
 #define RP_FORMAT 1		/* the body's format: header key "report" */
 
 /* --- writing --- */
@@ -167,12 +168,11 @@ put_run(nd_report *r, struct pw *p)
 	kstr(w, "step_what", r->step_what);
 	nd_jw_kint(w, "src_spans", (int64_t)r->src_spans);
 	nd_jw_kint(w, "has_device", r->has_device);
-	nd_jw_kint(w, "ngaps", (int64_t)r->ngaps);
-	nd_jw_kint(w, "gap_total", r->gap_total);
+	nd_jw_kint(w, "has_gap", r->has_gap);
 	nd_jw_kint(w, "gap_max", r->gap_max);
 	nd_jw_kint(w, "gap_max_ts", r->gap_max_ts);
 	/* a name only once a gap was found */
-	kname(w, r, "gap_max_dev", r->ngaps > 0 ? r->gap_max_dev : UINT32_MAX);
+	kname(w, r, "gap_max_dev", r->has_gap ? r->gap_max_dev : UINT32_MAX);
 	nd_jw_kint(w, "gap_max_src", r->gap_max_src);
 	nd_jw_kint(w, "line_gaps", (int64_t)r->line_gaps);
 	nd_jw_kint(w, "line_idle", r->line_idle);
@@ -225,35 +225,20 @@ put_steps(nd_report *r, struct pw *p)
 }
 
 static void
+commit(void *ctx)
+{
+	struct pw *p = ctx;
+
+	nd_partial_commit(&p->pw);
+}
+
+static void
 put_gaps(const nd_report *r, struct pw *p)
 {
 	nd_jw *w;
 
-	for (size_t i = 0; i < r->ncauses; i++) {
-		w = rec(p, "rp_cause");
-		kname(w, r, "name", r->causes[i].id);
-		nd_jw_kint(w, "n", (int64_t)r->causes[i].n);
-		nd_jw_kint(w, "ns", r->causes[i].ns);
-		done(p);
-	}
-	for (size_t i = 0; i < r->npayids + r->ngregs; i++) {
-		int pay = i < r->npayids;
-		uint32_t id = pay ? r->payids[i] : 0;
-		const struct payload *x = pay ? &r->pay[id] :
-		    &r->gregs[i - r->npayids];
-
-		w = rec(p, pay ? "rp_pay" : "rp_greg");
-		kname(w, r, "name", pay ? id : x->region);
-		nd_jw_kint(w, "n", (int64_t)x->n);
-		nd_jw_kint(w, "total", x->total);
-		nd_jw_kint(w, "max", x->max);
-		nd_jw_kint(w, "max_ts", x->max_ts);
-		if (pay) {
-			kname(w, r, "marker", x->marker);
-			kname(w, r, "region", x->region);
-		}
-		done(p);
-	}
+	/* the totals by cause, payload and scope: nd_gapsum's gap_sum */
+	nd_gapsum_write_partial(r->gs, p->b, commit, p);
 	for (size_t i = 0; i < r->nlines; i++) {
 		const struct gline *l = &r->lines[i];
 
@@ -650,7 +635,7 @@ static void
 read_run(struct rd *d)
 {
 	nd_report *r = d->r;
-	uint64_t ngaps = sumu(d, "ngaps");
+	int has_gap = geti(d, "has_gap") != 0;
 	int64_t gmax = geti(d, "gap_max"), gts = gett(d, "gap_max_ts");
 	int64_t lmax = geti(d, "line_max"), v;
 	int ss = (int)geti(d, "step_source");
@@ -666,15 +651,14 @@ read_run(struct rd *d)
 	}
 	r->src_spans += sumu(d, "src_spans");
 	r->has_device |= geti(d, "has_device") != 0;
-	if (ngaps > 0 && (r->ngaps == 0 || gmax > r->gap_max ||
+	if (has_gap && (!r->has_gap || gmax > r->gap_max ||
 	    (gmax == r->gap_max && gts < r->gap_max_ts))) {
 		r->gap_max = gmax;
 		r->gap_max_ts = gts;
 		r->gap_max_dev = getname(d, "gap_max_dev");
 		r->gap_max_src = getsrc(d, "gap_max_src");
 	}
-	r->ngaps += ngaps;
-	r->gap_total += sumi(d, "gap_total");
+	r->has_gap |= has_gap;
 	r->line_gaps += sumu(d, "line_gaps");
 	r->line_idle += sumi(d, "line_idle");
 	if (lmax > r->line_max)
@@ -723,10 +707,6 @@ read_list(struct rd *d, int type)
 		nd_rep_cnt_add(&r->skipped, &r->nskipped, &r->capskipped,
 		    r->skipped_ix, getname(d, "name"), sumu(d, "n"), 0);
 		return;
-	case 'c':
-		nd_rep_cnt_add(&r->causes, &r->ncauses, &r->capcauses, NULL,
-		    getname(d, "name"), sumu(d, "n"), sumi(d, "ns"));
-		return;
 	case 'w':
 		if ((s = gets_(d, "text")) == NULL)
 			bad(d, "text");
@@ -764,68 +744,6 @@ read_dev(struct rd *d)
 		*bd_field(&dv->pw_bd, j) = sumi(d, bd_key[j]);
 	dv->pw_total = sumi(d, "pw_total");
 	d->ndevs++;
-}
-
-/* The longest of a payload or region (struct payload): the earliest on
- * ties, the first read on full ties. */
-static void
-pay_add(struct payload *p, const struct rd *d)
-{
-	int64_t max = geti(d, "max"), ts = gett(d, "max_ts");
-	uint64_t n = sumu(d, "n");
-
-	if (n == 0)
-		bad(d, "n");
-	if (p->n == 0 || max > p->max || (max == p->max && ts < p->max_ts)) {
-		p->max = max;
-		p->max_ts = ts;
-		if (nd_event_get(d->ev, "marker") != NULL) {
-			p->marker = getname(d, "marker");
-			p->region = getname(d, "region");
-		}
-	}
-	p->n += n;
-	p->total += sumi(d, "total");
-}
-
-static void
-read_pay(struct rd *d)
-{
-	nd_report *r = d->r;
-	uint32_t pid = getname(d, "name");
-
-	if (pid == UINT32_MAX)
-		bad(d, "name");
-	if (pid >= r->cappay) {
-		size_t old = r->cappay;
-
-		nd_grow(&r->pay, &r->cappay, (size_t)pid + 1, sizeof *r->pay);
-		memset(r->pay + old, 0, (r->cappay - old) * sizeof *r->pay);
-	}
-	if (r->pay[pid].n == 0) {
-		nd_grow(&r->payids, &r->cappayids, r->npayids + 1,
-		    sizeof *r->payids);
-		r->payids[r->npayids++] = pid;
-	}
-	pay_add(&r->pay[pid], d);
-}
-
-static void
-read_greg(struct rd *d)
-{
-	nd_report *r = d->r;
-	uint32_t id = getname(d, "name");
-	int isnew;
-	uint64_t *v = nd_map64_put(r->greg_ix, id, &isnew);
-
-	if (isnew) {
-		nd_grow(&r->gregs, &r->capgregs, r->ngregs + 1,
-		    sizeof *r->gregs);
-		*v = r->ngregs;
-		memset(&r->gregs[r->ngregs], 0, sizeof *r->gregs);
-		r->gregs[r->ngregs++].region = id;
-	}
-	pay_add(&r->gregs[*v], d);
 }
 
 static void
@@ -1052,7 +970,7 @@ read_strip(struct rd *d, size_t type)
 
 static const char *const body[] = { "rp_src", "rp_run", "rp_skip",
 	"rp_warn", "rp_diff", "rp_dev", ND_STEPSUM_REC, ND_STEPSUM_DEV,
-	"rp_cause", "rp_pay", "rp_greg", "rp_line", "rp_hw", "rp_leaf",
+	"gap_sum", "rp_line", "rp_hw", "rp_leaf",
 	"rp_mem", "rp_launch", "rp_roof",
 	/* the strip: read_strip's types 0 .. 5 */
 	"rp_strip", "rp_sdev", "rp_sop", "rp_sgap", "rp_swin", "rp_shost" };
@@ -1096,35 +1014,55 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 	case 3: read_list(d, 'w'); break;
 	case 4: read_list(d, 'd'); break;
 	case 5: read_dev(d); break;
-	case 8: read_list(d, 'c'); break;
-	case 9: read_pay(d); break;
-	case 10: read_greg(d); break;
-	case 11: read_line(d); break;
-	case 12: read_hw(d); break;
-	case 13: read_leaf(d); break;
-	case 14: case 15: case 16: read_other(d, i - 14); break;
-	default: read_strip(d, i - 17); break;
+	case 8: nd_gapsum_read(r->gs, st, ev); break;
+	case 9: read_line(d); break;
+	case 10: read_hw(d); break;
+	case 11: read_leaf(d); break;
+	case 12: case 13: case 14: read_other(d, i - 12); break;
+	default: read_strip(d, i - 15); break;
 	}
 }
 
-void
-nd_report_merge(nd_report *r, char **paths, int n)
-{
+struct nd_report_merge {
 	struct rd d;
+};
+
+nd_report_merge *
+nd_report_merge_new(nd_report *r)
+{
+	nd_report_merge *m = nd_xcalloc(1, sizeof *m);
+
+	m->d.r = r;
+	return m;
+}
+
+void
+nd_report_merge_load(nd_report_merge *m, nd_stream *st, const nd_event *ev)
+{
+	merge_record(&m->d, st, ev);
+}
+
+void
+nd_report_merge_free(nd_report_merge *m)
+{
+	if (m == NULL)
+		return;
+	free(m->d.collect);
+	free(m);
+}
+
+/* ours, then the pipeline's */
+const char **
+nd_report_merge_types(size_t *n)
+{
 	size_t nb = sizeof body / sizeof *body;
 	const char **all = nd_xcalloc(nb + 1 + nd_pipe_partial_ntypes,
 	    sizeof *all);
 
-	/* ours, then the pipeline's */
 	memcpy(all, body, sizeof body);
 	all[nb] = ND_PIPE_PARTIAL;
 	memcpy(all + nb + 1, nd_pipe_partial_types, nd_pipe_partial_ntypes *
 	    sizeof *all);
-	memset(&d, 0, sizeof d);
-	d.r = r;
-	/* every input holds a partial (nd_partial_read) */
-	nd_partial_read(paths, n, RP_HEADER, all, nb + 1 +
-	    nd_pipe_partial_ntypes, merge_record, &d);
-	free(all);
-	free(d.collect);
+	*n = nb + 1 + nd_pipe_partial_ntypes;
+	return all;
 }
