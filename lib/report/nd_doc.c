@@ -85,21 +85,10 @@ add_html(nd_doc *d, int kind)
 }
 
 nd_buf *
-nd_doc_title(nd_doc *d)
+nd_doc_heading(nd_doc *d, int level)
 {
-	return add_text(d, ND_DOC_TITLE);
-}
-
-nd_buf *
-nd_doc_section(nd_doc *d)
-{
-	return add_text(d, ND_DOC_SECTION);
-}
-
-nd_buf *
-nd_doc_sub(nd_doc *d)
-{
-	return add_text(d, ND_DOC_SUB);
+	return add_text(d, level <= 1 ? ND_DOC_TITLE : level == 2 ?
+	    ND_DOC_SECTION : ND_DOC_SUB);
 }
 
 nd_buf *

@@ -36,9 +36,8 @@ nd_doc *nd_doc_new(int figures);
 void nd_doc_free(nd_doc *d);
 int nd_doc_figures(const nd_doc *d);
 
-nd_buf *nd_doc_title(nd_doc *d);
-nd_buf *nd_doc_section(nd_doc *d);
-nd_buf *nd_doc_sub(nd_doc *d);
+/* A heading: level 1 the title, 2 a section, 3 a subsection. */
+nd_buf *nd_doc_heading(nd_doc *d, int level);
 nd_buf *nd_doc_para(nd_doc *d);
 /* A paragraph only HTML shows, led by lead in bold, of class cls (either
  * may be NULL). */

@@ -67,19 +67,22 @@ put_txt(nd_buf *b, const char *s)
 }
 
 /* A name in a table: shortened by nd_name_short (ndtrace(7), "Names in
- * tables"). */
-static void
+ * tables"); 1 when what is shown is not the whole name. */
+static int
 put_namen(nd_buf *b, const char *s, size_t n)
 {
 	nd_buf t = ND_BUF_INIT;
+	int cut;
 
 	if (s == NULL) {
 		put_txt(b, s);
-		return;
+		return 0;
 	}
 	nd_name_short(s, n, ND_NAME_WIDTH, &t);
 	put_txtn(b, t.p != NULL ? t.p : "", t.len);
+	cut = t.len != n || (n > 0 && memcmp(t.p, s, n) != 0);
 	nd_buf_free(&t);
+	return cut;
 }
 
 static void
@@ -88,24 +91,13 @@ put_name(nd_buf *b, const char *s)
 	put_namen(b, s, s != NULL ? strlen(s) : 0);
 }
 
-
 /* A name in a table cell: shortened by nd_name_short (ndtrace(7), "Names
  * in tables"), its full text kept for the HTML's hover. */
 static void
 cell_namen(nd_doc *d, const char *s, size_t n)
 {
-	nd_buf *b = nd_doc_cell(d);
-	nd_buf t = ND_BUF_INIT;
-
-	if (s == NULL) {
-		put_txt(b, s);
-		return;
-	}
-	nd_name_short(s, n, ND_NAME_WIDTH, &t);
-	put_txtn(b, t.p != NULL ? t.p : "", t.len);
-	if (t.len != n || (n > 0 && memcmp(t.p, s, n) != 0))
+	if (put_namen(nd_doc_cell(d), s, n))
 		nd_doc_cell_full(d, s, n);
-	nd_buf_free(&t);
 }
 
 static void
@@ -199,7 +191,7 @@ doc_hardware(nd_report *r, nd_doc *d)
 static void
 doc_sources(nd_report *r, nd_doc *d)
 {
-	nd_buf_adds(nd_doc_section(d), "1 Source and provenance");
+	nd_buf_adds(nd_doc_heading(d, 2), "1 Source and provenance");
 	if (r->nsrc == 0) {
 		nd_buf_adds(nd_doc_para(d), "The input is empty.");
 		return;
@@ -270,7 +262,7 @@ doc_quality(nd_report *r, nd_doc *d)
 {
 	int trunc = 0;
 
-	nd_buf_adds(nd_doc_section(d), "2 Trace quality");
+	nd_buf_adds(nd_doc_heading(d, 2), "2 Trace quality");
 	nd_doc_table(d, 0, "#", "spans", "instants", "counters", "flows",
 	    "other", "input events", "skipped", "truncated", (char *)NULL);
 	for (size_t i = 0; i < r->nsrc; i++) {
@@ -417,7 +409,7 @@ doc_steps(nd_report *r, nd_doc *d)
 	    "max", "stddev", "total" };
 	const int64_t *va = &r->all.mean, *vs = &r->steady.mean;
 
-	nd_buf_adds(nd_doc_section(d), "3 Steps");
+	nd_buf_adds(nd_doc_heading(d, 2), "3 Steps");
 	steps_line(r, nd_doc_para(d));
 	if (r->nsteps == 0)
 		return;
@@ -485,7 +477,7 @@ doc_breakdown(nd_report *r, nd_doc *d)
 	const nd_breakdown *x = &r->dbd;
 	nd_buf *b;
 
-	nd_buf_adds(nd_doc_section(d), "4 Time breakdown per device");
+	nd_buf_adds(nd_doc_heading(d, 2), "4 Time breakdown per device");
 	if (!r->has_device && r->bd_total > 0) {
 		doc_breakdown_host(r, d);
 		return;
@@ -602,7 +594,7 @@ doc_roofline(nd_report *r, nd_doc *d)
 
 	if (r->nroof == 0)
 		return;
-	nd_buf_adds(nd_doc_sub(d), "Roofline");
+	nd_buf_adds(nd_doc_heading(d, 3), "Roofline");
 	roofline_line(r, nd_doc_para(d));
 	nd_doc_table(d, 0, "#", "op", "count", "time", "TFLOP/s", "GB/s",
 	    "FLOP/byte", "bound", "% of roofline", (char *)NULL);
@@ -677,7 +669,7 @@ doc_launch(nd_report *r, nd_doc *d)
 	nd_launch_totals(r->launch, &s);
 	if (s.ops == 0 && s.unmatched_ops == 0 && s.unplaced == 0)
 		return;
-	nd_buf_adds(nd_doc_sub(d), "Device time per launching CPU op");
+	nd_buf_adds(nd_doc_heading(d, 3), "Device time per launching CPU op");
 	b = nd_doc_para(d);
 	nd_buf_addf(b, "%llu device ops (", (unsigned long long)s.ops);
 	nd_fmt_dur_spaced(b, s.ns);
@@ -706,7 +698,7 @@ doc_ops(nd_report *r, nd_doc *d)
 {
 	nd_buf *b;
 
-	nd_buf_adds(nd_doc_section(d), "5 Top ops by exclusive time");
+	nd_buf_adds(nd_doc_heading(d, 2), "5 Top ops by exclusive time");
 	if (r->nops == 0) {
 		nd_buf_adds(nd_doc_para(d), "No spans.");
 		return;
@@ -716,11 +708,11 @@ doc_ops(nd_report *r, nd_doc *d)
 	    "(no device ops)" : "Device ops", (unsigned long long)r->ops_spans);
 	nd_fmt_dur_spaced(b, r->self_total);
 	nd_buf_adds(b, " exclusive in total.");
-	nd_buf_adds(nd_doc_sub(d), "Ops");
+	nd_buf_adds(nd_doc_heading(d, 3), "Ops");
 	doc_trow_table(r, d, "op", r->ops, r->nops, r->self_total);
-	nd_buf_adds(nd_doc_sub(d), "Families");
+	nd_buf_adds(nd_doc_heading(d, 3), "Families");
 	doc_trow_table(r, d, "family", r->fams, r->nfams, r->self_total);
-	nd_buf_adds(nd_doc_sub(d), "Collectives by kind");
+	nd_buf_adds(nd_doc_heading(d, 3), "Collectives by kind");
 	if (r->ncolls == 0)
 		nd_buf_adds(nd_doc_para(d), "No communication ops.");
 	else
@@ -740,7 +732,7 @@ doc_lines(nd_report *r, nd_doc *d)
 
 	if (r->line_gaps == 0)
 		return;
-	nd_buf_adds(nd_doc_sub(d), "Idle per line");
+	nd_buf_adds(nd_doc_heading(d, 3), "Idle per line");
 	b = nd_doc_para(d);
 	nd_buf_addf(b, "Line idle: %llu gaps where one line (a GPU stream, an "
 	    "XPlane line) runs no op while its device may be busy on another "
@@ -789,7 +781,7 @@ doc_gaps(nd_report *r, nd_doc *d)
 {
 	size_t m;
 
-	nd_buf_adds(nd_doc_section(d), "6 Idle gaps");
+	nd_buf_adds(nd_doc_heading(d, 2), "6 Idle gaps");
 	if (r->ngaps == 0) {
 		nd_buf_adds(nd_doc_para(d), "No idle gaps on the devices.");
 		doc_lines(r, d);
@@ -804,7 +796,7 @@ doc_gaps(nd_report *r, nd_doc *d)
 		cell_dur(d, r->causes[i].ns);
 		cell_pct(d, r->causes[i].ns, r->gap_total);
 	}
-	nd_buf_adds(nd_doc_sub(d), "Payload ops after gaps");
+	nd_buf_adds(nd_doc_heading(d, 3), "Payload ops after gaps");
 	nd_doc_table(d, 0, "#", "payload", "marker", "gaps", "total gap",
 	    "max gap", "region", (char *)NULL);
 	m = nd_rep_cut(r, r->npayids);
@@ -829,7 +821,7 @@ doc_regions(nd_report *r, nd_doc *d)
 {
 	size_t m;
 
-	nd_buf_adds(nd_doc_section(d), "7 Regions");
+	nd_buf_adds(nd_doc_heading(d, 2), "7 Regions");
 	if (r->nregs == 0) {
 		nd_buf_adds(nd_doc_para(d), "No named scopes (`scope`) on the "
 		    "spans.");
@@ -855,7 +847,7 @@ doc_regions(nd_report *r, nd_doc *d)
 static void
 doc_memory(nd_report *r, nd_doc *d)
 {
-	nd_buf_adds(nd_doc_section(d), "8 Memory");
+	nd_buf_adds(nd_doc_heading(d, 2), "8 Memory");
 	if (r->npeaks == 0) {
 		nd_buf_adds(nd_doc_para(d), "The stream has no memory counters.");
 		return;
@@ -953,7 +945,7 @@ doc_finding(nd_report *r, nd_doc *d, const struct finding *f)
 {
 	nd_buf *b;
 
-	nd_buf_adds(nd_doc_sub(d), nd_rep_rules[f->rule].id);
+	nd_buf_adds(nd_doc_heading(d, 3), nd_rep_rules[f->rule].id);
 	b = nd_doc_para(d);
 	put_txt(b, f->statement);
 	nd_buf_adds(b, ".");
@@ -980,13 +972,13 @@ doc_finding(nd_report *r, nd_doc *d, const struct finding *f)
 static void
 doc_findings(nd_report *r, nd_doc *d, size_t *marks)
 {
-	nd_buf_adds(nd_doc_section(d), "9 Findings");
+	nd_buf_adds(nd_doc_heading(d, 2), "9 Findings");
 	verdict_line(r, nd_doc_para(d));
 	for (size_t i = 0; i < r->nfnd; i++) {
 		marks[i] = nd_doc_mark(d);
 		doc_finding(r, d, &r->fnd[i]);
 	}
-	nd_buf_adds(nd_doc_sub(d), "Thresholds");
+	nd_buf_adds(nd_doc_heading(d, 3), "Thresholds");
 	nd_doc_table(d, 0, "rule", "measures", "threshold", "value", "fired",
 	    (char *)NULL);
 	for (int i = 0; i < R_NRULES; i++) {
@@ -1178,15 +1170,15 @@ static void
 cmp_table(nd_doc *d, int kd)
 {
 	if (kd == 0) {
-		nd_buf_adds(nd_doc_section(d), "2 Steps");
+		nd_buf_adds(nd_doc_heading(d, 2), "2 Steps");
 		nd_doc_table(d, 0, "metric", "before", "after", "delta",
 		    "change", (char *)NULL);
 	} else if (kd == 1) {
-		nd_buf_adds(nd_doc_section(d), "3 Shares of step time");
+		nd_buf_adds(nd_doc_heading(d, 2), "3 Shares of step time");
 		nd_doc_table(d, 0, "metric", "before", "after", "delta",
 		    (char *)NULL);
 	} else {
-		nd_buf_adds(nd_doc_section(d), "4 Per-key exclusive time");
+		nd_buf_adds(nd_doc_heading(d, 2), "4 Per-key exclusive time");
 		nd_doc_table(d, 0, "#", "key", "before", "after", "delta",
 		    "change", "status", (char *)NULL);
 	}
@@ -1202,11 +1194,11 @@ doc_comparison(nd_report *r, nd_doc *d)
 	static const char *const kinds[] = { "step", "share", "key" };
 
 	nd_event_init(&ev);
-	nd_buf_adds(nd_doc_title(d), "Comparison report");
+	nd_buf_adds(nd_doc_heading(d, 1), "Comparison report");
 	nd_doc_toc(d);
 	nd_buf_adds(nd_doc_para(d), "The input is the output of "
 	    "trace-diff(1): before/after deltas and a verdict.");
-	nd_buf_adds(nd_doc_section(d), "1 Verdict");
+	nd_buf_adds(nd_doc_heading(d, 2), "1 Verdict");
 	cmp_verdict(r, d, &ev, &scratch);
 	for (int kd = 0; kd < 3; kd++) {
 		int h2 = 0;
@@ -1288,7 +1280,7 @@ report_doc(nd_report *r, int figures)
 		doc_comparison(r, d);
 		return d;
 	}
-	nd_buf_adds(nd_doc_title(d), "Trace report");
+	nd_buf_adds(nd_doc_heading(d, 1), "Trace report");
 	top = nd_doc_mark(d);
 	doc_sources(r, d);
 	doc_quality(r, d);

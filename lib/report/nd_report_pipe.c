@@ -93,7 +93,7 @@ nd_rep_pipe_doc(nd_report *r, nd_doc *d)
 
 	if (st == NULL)
 		return;
-	nd_buf_adds(nd_doc_section(d), "10 Pipeline");
+	nd_buf_adds(nd_doc_heading(d, 2), "10 Pipeline");
 	pipe_line(r, nd_doc_para(d), st);
 	nd_doc_table(d, 1, "stage", "rank", "busy", "bubble", "bubble %",
 	    "warm-up", "cool-down", "P2P wait", "micro-batches",
