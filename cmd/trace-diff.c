@@ -5,17 +5,16 @@
  * the engine is lib/engines/nd_diff (and lib/engines/nd_history).
  */
 #include "nd_cli.h"
-#include "nd_diff.h"
+#include "nd_diffrun.h"
 #include "nd_history.h"
 #include "nd_out.h"
+#include "nd_run.h"
 #include "nd_util.h"
 
-#include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char usage_text[] =
 "usage: trace-diff [-hV] [-b key] [-k N] [-w n] [-x regex] [--drop-last] [--fail-on rule] [--warn-on rule] [--allow-same] [--table] [--history file] [--label text] [--trend] [--last N] [-o file] [before after]\n"
@@ -45,55 +44,6 @@ enum {
 	OPT_DROP_LAST = 256, OPT_FAIL_ON, OPT_WARN_ON, OPT_ALLOW_SAME, OPT_TABLE, OPT_HISTORY,
 	OPT_LABEL, OPT_TREND, OPT_LAST
 };
-
-struct warns {
-	char **w;
-	size_t n;
-};
-
-static void
-add_warn(struct warns *w, const char *fmt, const char *a, const char *b)
-{
-	char msg[1024];
-
-	snprintf(msg, sizeof msg, fmt, a, b);
-	nd_warn("%s", msg);
-	w->w = nd_xrealloc(w->w, (w->n + 1) * sizeof *w->w);
-	w->w[w->n++] = nd_xstrdup(msg);
-}
-
-/* Provenance: refuse identical inputs, warn about the same path or run. */
-static void
-provenance(const nd_diff_side *b, const nd_diff_side *a, int allow_same,
-    struct warns *w)
-{
-	const nd_diff_src *sb, *sa;
-	size_t nb = nd_diff_side_sources(b, &sb), na = nd_diff_side_sources(a, &sa);
-	int same = nb > 0 && nb == na;
-
-	for (size_t i = 0; same && i < nb; i++)
-		if (sb[i].sha256 == NULL || sa[i].sha256 == NULL ||
-		    strcmp(sb[i].sha256, sa[i].sha256) != 0)
-			same = 0;
-	if (same && !allow_same)
-		nd_die(ND_EXIT_ERROR, "before and after are the same trace "
-		    "(sha256 %.16s...): comparing a trace with itself proves "
-		    "nothing (--allow-same to do it anyway)", sb[0].sha256);
-	if (same)
-		add_warn(w, "before and after are the same trace (sha256 %.16s...%s)",
-		    sb[0].sha256, "");
-	for (size_t i = 0; i < nb; i++)
-		for (size_t j = 0; j < na; j++) {
-			if (!same && sb[i].path != NULL && sa[j].path != NULL &&
-			    strcmp(sb[i].path, sa[j].path) == 0)
-				add_warn(w, "same source path on both sides: %s%s",
-				    sb[i].path, "");
-			if (sb[i].run_id != NULL && sa[j].run_id != NULL &&
-			    strcmp(sb[i].run_id, sa[j].run_id) == 0)
-				add_warn(w, "same run id on both sides: %s%s",
-				    sb[i].run_id, "");
-		}
-}
 
 struct args {
 	const char *outpath, *regex, *history, *label;
@@ -230,60 +180,32 @@ trend(struct args *a, int argc)
 
 /* Compare the two sides, write, append the history; the exit status. */
 static int
-compare(struct args *a, const char *bpath, const char *apath)
+compare(struct args *a, char **paths)
 {
-	nd_diff_side *before, *after;
-	nd_diff d;
-	nd_verdict v;
-	struct warns w = { NULL, 0 };
-	char err[512];
-	nd_out *out;
+	nd_diffrun_opts ro;
+	nd_diffrun *x;
+	nd_engine e;
+	nd_engine *ep = &e;
+	nd_run_mode mode;
 	int rc;
 
-	before = nd_diff_side_read(bpath, &a->o);
-	after = nd_diff_side_read(apath, &a->o);
-	provenance(before, after, a->allow_same, &w);
-	if (nd_diff_side_steady(before)->count == 0 ||
-	    nd_diff_side_steady(after)->count == 0)
-		add_warn(&w, "no steady steps on the %s side%s: no step or "
-		    "share deltas (see --warmup, --step-regex)",
-		    nd_diff_side_steady(before)->count == 0 ? "before" : "after",
-		    "");
-	nd_diff_compute(before, after, &a->o, &d);
-	if (nd_diff_verdict(&d, a->rules, a->nrules, &v, err, sizeof err) != 0)
-		nd_die(ND_EXIT_ERROR, "%s", err);
-	for (size_t i = 0; i < v.nmissing; i++)
-		add_warn(&w, "rule %s not evaluated: metric not available%s",
-		    v.missing[i], "");
-
-	out = nd_out_open(a->outpath);
-	if (a->table)
-		nd_diff_write_table(nd_out_buf(out), &d, &v, (size_t)a->top);
-	else {
-		nd_diff_write_deltas(nd_out_buf(out), &d);
-		nd_diff_write_verdict(nd_out_buf(out), &d, &v, a->rules,
-		    a->nrules, before, after, w.w, w.n);
-	}
-	nd_out_close(out);
-
-	if (a->history != NULL) {
-		nd_buf hb = ND_BUF_INIT;
-
-		nd_history_line(&hb, a->label, (long long)time(NULL), &d, &v,
-		    before, after);
-		if (nd_history_append(a->history, hb.p, hb.len) != 0)
-			nd_die_errno(ND_EXIT_ERROR, "%s", a->history);
-		nd_buf_free(&hb);
-	}
-
-	rc = v.status == ND_RULE_FAIL ? ND_EXIT_FINDING : ND_EXIT_OK;
-	nd_verdict_free(&v);
-	nd_diff_free(&d);
-	nd_diff_side_free(before);
-	nd_diff_side_free(after);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.w[i]);
-	free(w.w);
+	memset(&ro, 0, sizeof ro);
+	ro.o = a->o;
+	ro.rules = a->rules;
+	ro.nrules = a->nrules;
+	ro.table = a->table;
+	ro.top = (size_t)a->top;
+	ro.allow_same = a->allow_same;
+	ro.history = a->history;
+	ro.label = a->label;
+	x = nd_diffrun_new(&ro);
+	e = nd_diffrun_engine(x);
+	memset(&mode, 0, sizeof mode);
+	mode.threads = 1;	/* NDTRACE_THREADS=2 may decode beside it */
+	mode.out = a->outpath;
+	nd_run(&ep, 1, paths, 2, &mode, NULL);
+	rc = nd_diffrun_done(x);
+	nd_diffrun_free(x);
 	return rc;
 }
 
@@ -315,7 +237,7 @@ main(int argc, char **argv)
 		nd_cli_regex(&re, "--step-regex", a.regex, 0);
 		a.o.re = &re;
 	}
-	rc = compare(&a, argv[0], argv[1]);
+	rc = compare(&a, argv);
 	free_rules(&a);
 	if (a.regex != NULL)
 		regfree(&re);

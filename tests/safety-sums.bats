@@ -96,8 +96,10 @@ py() {
 	assert_output "trace-steps: $T/s: $err"
 	run -2 trace-report --json "$T/s"
 	assert_output "trace-report: $T/s: $err"
+	# trace-diff reads before and after as one run (nd_run): the
+	# input that ends it is the one named
 	run -2 trace-diff "$T/s" "$T/t"
-	assert_output "trace-diff: $T/s: $err"
+	assert_output "trace-diff: $T/t: $err"
 	# just under: 64 steps, 63 of them steady
 	$GEN steps 64 >"$T/s64"
 	runp "trace-steps -s '$T/s64' | tail -n 1 | grep -o '\"breakdown\":{\"dur_ns\":[0-9]*,\"compute_ns\":[0-9]*,\"communication_ns\":0,\"memory_ns\":0,\"host_ns\":0,\"idle_ns\":[0-9]*'"

@@ -55,6 +55,7 @@ new_source(nd_stream *st, const char *file)
 	nd_grow(&st->info, &st->capinfo, (size_t)st->src + 1, sizeof *st->info);
 	si = st->info[st->src] = nd_xcalloc(1, sizeof *si);
 	si->path = nd_xstrdup(file);
+	si->input = st->cur;
 	st->ninfo = (size_t)st->src + 1;
 }
 

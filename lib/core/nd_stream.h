@@ -26,6 +26,7 @@ typedef struct nd_source_info {
 	char *host;		/* NULL if unknown */
 	char *path;		/* the meta's "source", or the file name */
 	char *format;
+	int input;		/* the index of the input it came from */
 } nd_source_info;
 
 /* paths[0..n): "-" is stdin; n == 0 reads stdin. */

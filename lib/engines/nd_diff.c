@@ -5,7 +5,6 @@
 
 #include "nd_by.h"
 #include "nd_cli.h"
-#include "nd_drive.h"
 #include "nd_event.h"
 #include "nd_hash.h"
 #include "nd_json.h"
@@ -86,9 +85,9 @@ dim_grow(struct dimtab *t, uint32_t id)
 	memset(t->cnt + old, 0, (t->cap - old) * sizeof *t->cnt);
 }
 
-/* The reading of one side: nd_drive feeds side_record, which feeds the
- * step detection and the exclusive-time engine (nd_scan). */
-struct side_rd {
+/* The reading of one side: nd_diff_reader_record feeds the step
+ * detection and the exclusive-time engine (nd_scan). */
+struct nd_diff_reader {
 	nd_diff_side *s;
 	const nd_diff_opts *o;
 	nd_steps *steps;
@@ -96,13 +95,14 @@ struct side_rd {
 	nd_by *byk;		/* for nd_by_check */
 	int bydim;		/* dimension of --by */
 	int64_t cur;		/* current source, -1 before the first */
+	int64_t base;		/* the run's id of the side's first source */
 	nd_buf tmp;
 };
 
 static void
 nest_done(void *ctx, const nd_nest_span *sp)
 {
-	struct side_rd *r = ctx;
+	nd_diff_reader *r = ctx;
 	nd_diff_side *s = r->s;
 	struct pend *p = &s->pend[sp->user];
 
@@ -122,7 +122,7 @@ nest_done(void *ctx, const nd_nest_span *sp)
 static void
 nest_reset(void *ctx)
 {
-	struct side_rd *r = ctx;
+	nd_diff_reader *r = ctx;
 	nd_diff_side *s = r->s;
 
 	for (int d = 0; d < s->ndim; d++) {
@@ -231,7 +231,7 @@ add_src(nd_diff_side *s, uint32_t src, const nd_source_info *si)
 /* The key of dimension d of a span (by_value's text stays in r->tmp until
  * the next call). */
 static nd_str
-dim_value(struct side_rd *r, const nd_event *ev, int d)
+dim_value(nd_diff_reader *r, const nd_event *ev, int d)
 {
 	switch (d) {
 	case ND_DIM_NAME:
@@ -254,7 +254,7 @@ dim_value(struct side_rd *r, const nd_event *ev, int d)
 static uint64_t
 side_span(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
-	struct side_rd *r = ctx;
+	nd_diff_reader *r = ctx;
 	nd_diff_side *s = r->s;
 	uint32_t slot;
 
@@ -272,28 +272,31 @@ side_span(void *ctx, const nd_event *ev, const nd_source_info *si)
 	return slot;
 }
 
-static void
-side_record(void *ctx, const nd_event *ev, const nd_source_info *si)
+void
+nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
+    const nd_source_info *si)
 {
-	struct side_rd *r = ctx;
 	nd_diff_side *s = r->s;
 	nd_span_role sr;
+	uint32_t src;
 
+	if (r->base < 0)
+		r->base = ev->source;
+	/* the side's own source ids, from 0 */
+	src = (uint32_t)(ev->source - (uint32_t)r->base);
 	if ((int64_t)ev->source != r->cur) {
 		if (r->cur >= 0)
 			flush_steps(s, r->steps);
 		r->cur = ev->source;
-		add_src(s, ev->source, si);
+		add_src(s, src, si);
 	}
 	if (ev->type == ND_EV_META) {
 		nd_steps_meta(r->steps, ev);
-		free(s->src[ev->source].run_id);
-		s->src[ev->source].run_id = nd_jstr_dup(nd_event_get(ev,
-		    "run_id"));
+		free(s->src[src].run_id);
+		s->src[src].run_id = nd_jstr_dup(nd_event_get(ev, "run_id"));
 	} else if (ev->type == ND_EV_END) {
-		free(s->src[ev->source].sha256);
-		s->src[ev->source].sha256 = nd_jstr_dup(nd_event_get(ev,
-		    "sha256"));
+		free(s->src[src].sha256);
+		s->src[src].sha256 = nd_jstr_dup(nd_event_get(ev, "sha256"));
 	} else if (ev->type == ND_EV_SPAN && (ev->has & ND_HAS_TS) &&
 	    (ev->has & ND_HAS_DUR)) {
 		nd_span_role_of(ev, r->o->re, &sr);
@@ -303,19 +306,23 @@ side_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 	(void)nd_scan_feed(r->scan, ev, si);
 }
 
-/* The end of a reading: done, or forget the side and read it again. */
-static int
-side_end(void *ctx)
+int
+nd_diff_reader_end(nd_diff_reader *r)
 {
-	struct side_rd *r = ctx;
-	nd_diff_side *s = r->s;
 	nd_scan_res res;
 
 	if (r->cur >= 0)
-		flush_steps(s, r->steps);
+		flush_steps(r->s, r->steps);
+	r->cur = -1;
 	nd_scan_finish(r->scan, &res);
-	if (!nd_scan_again(r->scan))
-		return ND_DRIVE_OK;
+	return nd_scan_again(r->scan);
+}
+
+void
+nd_diff_reader_restart(nd_diff_reader *r)
+{
+	nd_diff_side *s = r->s;
+
 	nd_scan_restart(r->scan);
 	for (size_t i = 0; i < s->nsrc; i++) {
 		free(s->src[i].path);
@@ -326,37 +333,33 @@ side_end(void *ctx)
 	nd_stepsum_free(s->sum);
 	s->sum = NULL;
 	r->cur = -1;
-	return ND_DRIVE_AGAIN;
+	r->base = -1;
 }
 
-nd_diff_side *
-nd_diff_side_read(const char *path, const nd_diff_opts *o)
+nd_diff_reader *
+nd_diff_reader_new(const nd_diff_opts *o)
 {
 	nd_diff_side *s = nd_xcalloc(1, sizeof *s);
-	char *paths[1];
 	nd_steps_opts so;
 	nd_scan_opts sco;
 	const char *bad;
-	struct side_rd r;
-	nd_scan_cb scb = { &r, side_span, nest_done, nest_reset };
-	nd_drive_cb dcb = { &r, side_record, side_end, NULL };
-	nd_drive_opts dop;
-	nd_drive_res dres;
+	nd_diff_reader *rp = nd_xcalloc(1, sizeof *rp);
+	nd_scan_cb scb = { rp, side_span, nest_done, nest_reset };
 
-	memset(&r, 0, sizeof r);
-	r.s = s;
-	r.o = o;
-	r.cur = -1;
-	r.bydim = ND_DIM_BY;
-	r.byk = nd_by_parse(o->by, NULL, 0, &bad);
-	if (r.byk == NULL)
+	rp->s = s;
+	rp->o = o;
+	rp->cur = -1;
+	rp->base = -1;
+	rp->bydim = ND_DIM_BY;
+	rp->byk = nd_by_parse(o->by, NULL, 0, &bad);
+	if (rp->byk == NULL)
 		nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", o->by);
 	s->by = o->by;
 	s->ndim = ND_DIM_BY;
 	for (int d = 0; d < ND_DIM_BY; d++)
 		if (strcmp(o->by, dim_names[d]) == 0) {
 			s->by = NULL;
-			r.bydim = d;
+			rp->bydim = d;
 		}
 	if (s->by != NULL)
 		s->ndim = ND_NDIM;
@@ -364,29 +367,44 @@ nd_diff_side_read(const char *path, const nd_diff_opts *o)
 		s->dim[d].in = nd_intern_new();
 	memset(&so, 0, sizeof so);
 	so.re = o->re;
-	r.steps = nd_steps_new(&so);
+	rp->steps = nd_steps_new(&so);
 	/* device ops, else every span */
 	memset(&sco, 0, sizeof sco);
 	sco.timelines = ND_TL_DEVICE;
 	sco.rule = ND_NEST_CLIP;
 	sco.type = "span";
-	r.scan = nd_scan_new(&sco, &scb);
-	memset(&dop, 0, sizeof dop);
-	dop.threads = 1;	/* NDTRACE_THREADS=2 may decode beside it */
-	paths[0] = (char *)path;
-	nd_drive(paths, 1, &dop, &dcb, &dres);
-	nd_by_check(r.byk, "--by");
-	nd_by_free(r.byk);
-	summarise_steps(s, o);
-	nd_scan_free(r.scan);
-	nd_steps_free(r.steps);
-	nd_buf_free(&r.tmp);
+	rp->scan = nd_scan_new(&sco, &scb);
+	return rp;
+}
+
+nd_diff_side *
+nd_diff_reader_finish(nd_diff_reader *r)
+{
+	nd_diff_side *s = r->s;
+
+	nd_by_check(r->byk, "--by");
+	summarise_steps(s, r->o);
 	free(s->pend);
 	free(s->freel);
 	s->pend = NULL;
 	s->freel = NULL;
+	r->s = NULL;
 	return s;
 }
+
+void
+nd_diff_reader_free(nd_diff_reader *r)
+{
+	if (r == NULL)
+		return;
+	nd_by_free(r->byk);
+	nd_scan_free(r->scan);
+	nd_steps_free(r->steps);
+	nd_buf_free(&r->tmp);
+	nd_diff_side_free(r->s);
+	free(r);
+}
+
 
 void
 nd_diff_side_free(nd_diff_side *s)

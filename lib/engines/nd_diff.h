@@ -26,6 +26,7 @@
 #include "nd_buf.h"
 #include "nd_json.h"
 #include "nd_steps.h"
+#include "nd_stream.h"
 
 #include <regex.h>
 #include <stddef.h>
@@ -54,8 +55,18 @@ typedef struct nd_diff_src {
 
 typedef struct nd_diff_side nd_diff_side;
 
-/* Read one side (a file or "-"); input errors end the program (exit 2). */
-nd_diff_side *nd_diff_side_read(const char *path, const nd_diff_opts *o);
+/* A side read record by record (nd_diffrun feeds it from nd_run): every
+ * record of the side in order, end at the end of a reading (1: read the
+ * side again, after restart), finish for the side (then owned by the
+ * caller).  Input errors end the program (exit 2). */
+typedef struct nd_diff_reader nd_diff_reader;
+nd_diff_reader *nd_diff_reader_new(const nd_diff_opts *o);
+void nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
+    const nd_source_info *si);
+int nd_diff_reader_end(nd_diff_reader *r);
+void nd_diff_reader_restart(nd_diff_reader *r);
+nd_diff_side *nd_diff_reader_finish(nd_diff_reader *r);
+void nd_diff_reader_free(nd_diff_reader *r);
 void nd_diff_side_free(nd_diff_side *s);
 size_t nd_diff_side_sources(const nd_diff_side *s, const nd_diff_src **out);
 /* Job steps (all) and steady steps. */
