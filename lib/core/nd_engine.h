@@ -27,8 +27,14 @@
  * not NULL, may end a reading early: after each record, when every
  * engine has a done that returns 1 (the answer is complete:
  * trace-context --max); end_input must then not ask for another reading.
+ * An engine that also reads inputs of its own (trace-mem's snapshot
+ * pickles) has foreign, which says whether a path is one of those, and
+ * read_foreign, which reads it: the driver then reads the inputs in the
+ * order given, each foreign one by its engine and each run of stream
+ * inputs as one reading (end_input after each run).
  * Every callback gets the engine's own state (self); NULL callbacks are
- * skipped.
+ * skipped.  Engines are written with designated initializers, so a
+ * callback added here costs no other engine a line.
  */
 #ifndef ND_ENGINE_H
 #define ND_ENGINE_H
@@ -68,6 +74,8 @@ typedef struct nd_engine {
 	void (*write)(void *self, nd_out *o);
 	void (*start)(void *self, nd_out *o);
 	int (*done)(void *self);
+	int (*foreign)(void *self, const char *path);
+	void (*read_foreign)(void *self, const char *path);
 } nd_engine;
 
 #endif

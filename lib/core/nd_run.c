@@ -78,13 +78,56 @@ load(void *ctx, nd_stream *st, const nd_event *ev)
 	e->load(e->self, st, ev);
 }
 
+/* The engine that reads path itself, or NULL: a stream. */
+static nd_engine *
+foreign_of(nd_engine *const *e, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i]->foreign != NULL && e[i]->foreign(e[i]->self, path))
+			return e[i];
+	return NULL;
+}
+
+/* Read paths[0..npaths) in order: each foreign input by its engine, each
+ * run of stream inputs as one reading. */
+static void
+read_inputs(nd_engine *const *e, size_t n, char **paths, int npaths,
+    const nd_drive_opts *dopts, nd_drive_cb *cb, nd_run_res *res)
+{
+	static char *stdin_only[] = { "-" };
+	nd_drive_res dres;
+	int i = 0;
+
+	if (npaths == 0) {
+		paths = stdin_only;
+		npaths = 1;
+	}
+	while (i < npaths) {
+		nd_engine *f = foreign_of(e, n, paths[i]);
+		int j = i;
+
+		if (f != NULL) {
+			f->read_foreign(f->self, paths[i++]);
+			continue;
+		}
+		while (j < npaths && (j == i ||
+		    foreign_of(e, n, paths[j]) == NULL))
+			j++;
+		nd_drive(paths + i, j - i, dopts, cb, &dres);
+		res->passes = dres.passes;
+		res->sources = dres.sources;
+		res->spooled += dres.spooled;
+		i = j;
+	}
+}
+
 void
 nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
     const nd_run_mode *mode, nd_run_res *resp)
 {
 	nd_run_res res;
 	nd_out *o = NULL;
-	int can_stop = n > 0, can_restart = 0;
+	int can_stop = n > 0, can_restart = 0, foreign = 0;
 
 	memset(&res, 0, sizeof res);
 	for (size_t i = 0; i < n; i++) {
@@ -98,6 +141,8 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 			can_stop = 0;
 		if (e[i]->restart != NULL)
 			can_restart = 1;
+		if (e[i]->foreign != NULL)
+			foreign = 1;
 	}
 	if (mode->merge) {
 		if (n != 1 || e[0]->partial_type == NULL)
@@ -116,10 +161,14 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 		    can_stop ? done : NULL };
 		nd_drive_res dres;
 
-		nd_drive(paths, npaths, &dopts, &cb, &dres);
-		res.passes = dres.passes;
-		res.sources = dres.sources;
-		res.spooled = dres.spooled;
+		if (foreign)
+			read_inputs(e, n, paths, npaths, &dopts, &cb, &res);
+		else {
+			nd_drive(paths, npaths, &dopts, &cb, &dres);
+			res.passes = dres.passes;
+			res.sources = dres.sources;
+			res.spooled = dres.spooled;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		if (e[i]->finish != NULL)

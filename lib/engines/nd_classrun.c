@@ -67,8 +67,12 @@ nd_classrun_new(const nd_rules *r)
 nd_engine
 nd_classrun_engine(nd_classrun *c)
 {
-	nd_engine e = { "classify", c, NULL, NULL, 0, eng_record, NULL, NULL,
-	    NULL, NULL, NULL, NULL, eng_start, NULL };
+	nd_engine e = {
+		.name = "classify",
+		.self = c,
+		.record = eng_record,
+		.start = eng_start,
+	};
 
 	return e;
 }

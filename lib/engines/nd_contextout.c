@@ -761,8 +761,15 @@ nd_contextout_new(const nd_contextout_opts *o)
 nd_engine
 nd_contextout_engine(nd_contextout *p)
 {
-	nd_engine e = { "context", p, NULL, NULL, 0, run_record, NULL,
-	    run_end, run_restart, NULL, NULL, NULL, run_start, run_done };
+	nd_engine e = {
+		.name = "context",
+		.self = p,
+		.record = run_record,
+		.end_input = run_end,
+		.restart = run_restart,
+		.start = run_start,
+		.done = run_done,
+	};
 
 	return e;
 }

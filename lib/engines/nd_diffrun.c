@@ -146,9 +146,15 @@ nd_diffrun_new(const nd_diffrun_opts *o)
 nd_engine
 nd_diffrun_engine(nd_diffrun *x)
 {
-	nd_engine e = { "diff", x, NULL, NULL, 0, run_record, NULL,
-		run_end_input, run_restart, NULL, run_finish, run_write, NULL,
-		NULL };
+	nd_engine e = {
+		.name = "diff",
+		.self = x,
+		.record = run_record,
+		.end_input = run_end_input,
+		.restart = run_restart,
+		.finish = run_finish,
+		.write = run_write,
+	};
 
 	return e;
 }

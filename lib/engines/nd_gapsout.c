@@ -588,10 +588,19 @@ nd_gapsrun_new(const nd_gaps_opts *go, const char *step_regex, int partial,
 nd_engine
 nd_gapsrun_engine(nd_gapsrun *e)
 {
-	nd_engine eng = { "gaps", e, HEADER, partial_body,
-	    sizeof partial_body / sizeof *partial_body, eng_record, NULL,
-	    eng_end_input, eng_restart, eng_load, NULL, eng_write, eng_start,
-	    NULL };
+	nd_engine eng = {
+		.name = "gaps",
+		.self = e,
+		.partial_type = HEADER,
+		.partial_body = partial_body,
+		.npartial_body = sizeof partial_body / sizeof *partial_body,
+		.record = eng_record,
+		.end_input = eng_end_input,
+		.restart = eng_restart,
+		.load = eng_load,
+		.write = eng_write,
+		.start = eng_start,
+	};
 
 	return eng;
 }

@@ -210,9 +210,17 @@ nd_piperun_new(const nd_piperun_opts *o)
 nd_engine
 nd_piperun_engine(nd_piperun *r)
 {
-	nd_engine e = { "pipeline", r, ND_PIPE_PARTIAL, r->body, r->nbody,
-	    eng_record, NULL, eng_end_input, NULL, eng_load, NULL, eng_write,
-	    NULL, NULL };
+	nd_engine e = {
+		.name = "pipeline",
+		.self = r,
+		.partial_type = ND_PIPE_PARTIAL,
+		.partial_body = r->body,
+		.npartial_body = r->nbody,
+		.record = eng_record,
+		.end_input = eng_end_input,
+		.load = eng_load,
+		.write = eng_write,
+	};
 
 	return e;
 }

@@ -1040,9 +1040,19 @@ eng_write(void *self, nd_out *o)
 nd_engine
 nd_regions_engine(nd_regions *r, const nd_scan_opts *opts, int merge)
 {
-	nd_engine e = { "regions", r, "region_partial", partial_body, 1,
-	    eng_record, NULL, eng_end_input, eng_restart, eng_load,
-	    eng_finish, eng_write, NULL, NULL };
+	nd_engine e = {
+		.name = "regions",
+		.self = r,
+		.partial_type = "region_partial",
+		.partial_body = partial_body,
+		.npartial_body = 1,
+		.record = eng_record,
+		.end_input = eng_end_input,
+		.restart = eng_restart,
+		.load = eng_load,
+		.finish = eng_finish,
+		.write = eng_write,
+	};
 
 	if (merge) {
 		r->merge = 1;

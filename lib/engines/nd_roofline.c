@@ -915,8 +915,13 @@ nd_engine
 nd_roofline_engine(nd_roofline *r, int fmt, int k, int check_by)
 {
 	/* durations only, no nesting: one reading in any order */
-	nd_engine e = { "roofline", r, NULL, NULL, 0, eng_record, NULL, NULL,
-	    NULL, NULL, eng_finish, eng_write, NULL, NULL };
+	nd_engine e = {
+		.name = "roofline",
+		.self = r,
+		.record = eng_record,
+		.finish = eng_finish,
+		.write = eng_write,
+	};
 
 	r->fmt = fmt;
 	r->k = k;

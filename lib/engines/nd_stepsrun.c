@@ -300,9 +300,19 @@ nd_stepsrun_new(const nd_stepsrun_opts *o)
 nd_engine
 nd_stepsrun_engine(nd_stepsrun *r)
 {
-	nd_engine e = { "steps", r, ND_STEPSPART, nd_stepspart_body,
-	    ND_STEPSPART_NBODY, eng_record, eng_end_source, eng_end_input,
-	    NULL, eng_load, NULL, eng_write, eng_start, NULL };
+	nd_engine e = {
+		.name = "steps",
+		.self = r,
+		.partial_type = ND_STEPSPART,
+		.partial_body = nd_stepspart_body,
+		.npartial_body = ND_STEPSPART_NBODY,
+		.record = eng_record,
+		.end_source = eng_end_source,
+		.end_input = eng_end_input,
+		.load = eng_load,
+		.write = eng_write,
+		.start = eng_start,
+	};
 
 	return e;
 }

@@ -555,8 +555,13 @@ nd_tochrome_new(int keep_derived)
 nd_engine
 nd_tochrome_engine(nd_tochrome *st)
 {
-	nd_engine e = { "chrome", st, NULL, NULL, 0, eng_record, NULL,
-	    eng_end_input, NULL, NULL, NULL, NULL, eng_start, NULL };
+	nd_engine e = {
+		.name = "chrome",
+		.self = st,
+		.record = eng_record,
+		.end_input = eng_end_input,
+		.start = eng_start,
+	};
 
 	return e;
 }

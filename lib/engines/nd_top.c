@@ -1023,10 +1023,19 @@ nd_engine
 nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
     int k, int check_by)
 {
-	nd_engine e = { "top", t, "top_partial", partial_body,
-	    sizeof partial_body / sizeof *partial_body, eng_record, NULL,
-	    eng_end_input, eng_restart, eng_load, eng_finish, eng_write, NULL,
-	    NULL };
+	nd_engine e = {
+		.name = "top",
+		.self = t,
+		.partial_type = "top_partial",
+		.partial_body = partial_body,
+		.npartial_body = sizeof partial_body / sizeof *partial_body,
+		.record = eng_record,
+		.end_input = eng_end_input,
+		.restart = eng_restart,
+		.load = eng_load,
+		.finish = eng_finish,
+		.write = eng_write,
+	};
 
 	t->fmt = fmt;
 	t->k = k;

@@ -94,9 +94,19 @@ nd_report_run_new(nd_report *r, int format)
 nd_engine
 nd_report_run_engine(nd_report_run *x)
 {
-	nd_engine e = { "report", x, ND_REPORT_PARTIAL_HEADER, x->types, x->ntypes,
-		run_record, NULL, run_end_input, run_restart, run_load,
-		run_finish, run_write, NULL, NULL };
+	nd_engine e = {
+		.name = "report",
+		.self = x,
+		.partial_type = ND_REPORT_PARTIAL_HEADER,
+		.partial_body = x->types,
+		.npartial_body = x->ntypes,
+		.record = run_record,
+		.end_input = run_end_input,
+		.restart = run_restart,
+		.load = run_load,
+		.finish = run_finish,
+		.write = run_write,
+	};
 
 	return e;
 }
