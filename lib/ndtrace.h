@@ -6,11 +6,12 @@
  * What it offers: reading ndtrace streams (nd_stream, nd_event; ndtrace(7)
  * is the contract), the readers that make them from profiles (XPlane,
  * Chrome/Kineto, memory snapshots and timelines), the engines that answer
- * (nd_top, nd_regions, nd_roofline, nd_gapsrun, nd_stepsrun, ... each an
- * nd_engine), the one driver that feeds them (nd_run: reading, order
- * policy, --merge framing, output), and output written atomically
- * (nd_out).  The fuzzers (fuzz/) include this header alone.  Input errors end the program with one line
- * on stderr and exit status 2 (nd_util.h), as in the programs.
+ * (nd_top, nd_regions, nd_roofline, nd_gapsrun, nd_stepsrun, nd_diffrun,
+ * nd_memrun, nd_report_run, ... each an nd_engine), the one driver that
+ * feeds them (nd_run: reading, order policy, --merge framing, output),
+ * and output written atomically (nd_out).  The fuzzers (fuzz/) include
+ * this header alone.  Input errors end the program with one line on
+ * stderr and exit status 2 (nd_util.h), as in the programs.
  */
 #ifndef NDTRACE_H
 #define NDTRACE_H
@@ -37,18 +38,26 @@
 #include "nd_xpconv.h"
 #include "nd_xplane.h"
 /* the engines */
+#include "nd_classrun.h"
 #include "nd_contextout.h"
+#include "nd_diffrun.h"
 #include "nd_gaps.h"
 #include "nd_gapsout.h"
 #include "nd_launch.h"
 #include "nd_mem.h"
+#include "nd_memrun.h"
 #include "nd_pipe.h"
+#include "nd_piperun.h"
 #include "nd_regions.h"
 #include "nd_roofline.h"
 #include "nd_scan.h"
 #include "nd_steps.h"
 #include "nd_stepsrun.h"
 #include "nd_stepsum.h"
+#include "nd_tochrome.h"
 #include "nd_top.h"
+
+/* the report (trace-report) */
+#include "nd_report.h"
 
 #endif
