@@ -632,87 +632,55 @@ read_end(nd_report *r, struct rsrc *s, const nd_event *ev)
 	}
 }
 
+/*
+ * The parts of the collection, in the order a record visits them: each
+ * takes every record (one call shape) and keeps what it answers from.
+ * The source part comes first: it counts the record and, for a span with
+ * a start and a duration, finds its role once (r->role, r->span_ok) for
+ * the parts after it.  The parts hold engines of their own (nd_steps,
+ * nd_gaps, nd_scan, nd_launch, nd_pipe, nd_roofline, nd_mem), so the
+ * order among them does not change what any of them finds.
+ */
+typedef void part_fn(nd_report *r, const nd_event *ev,
+    const nd_source_info *si);
+
+/* The source: record counts, its span, producer, end record, and the
+ * trace-diff records a comparison report shows. */
 static void
-add_span(nd_report *r, struct rsrc *s, const nd_event *ev)
+part_source(nd_report *r, const nd_event *ev, const nd_source_info *si)
 {
-	nd_span_role role;
+	struct rsrc *s = source_at(r, ev->source, si);
 
-	if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR) ||
-	    ev->dur_ns < 0) {
-		s->bad_spans++;
-		return;
-	}
-	s->spans++;
-	r->src_spans++;
-	if (!s->has_t || ev->ts_ns < s->tmin)
-		s->tmin = ev->ts_ns;
-	if (!s->has_t || ev->ts_ns + ev->dur_ns > s->tmax)
-		s->tmax = ev->ts_ns + ev->dur_ns;
-	s->has_t = 1;
-	nd_span_role_of(ev, r->o.re, &role);
-	nd_steps_add(r->st_src, ev, &role);
-	nd_steps_add(r->st_dev, ev, &role);
-	/* the leaf row (nd_scan) wants these ids: asked first, they spare
-	 * nd_gaps its copies of the strings */
-	(void)nd_event_sid(ev, ND_SID_NAME);
-	(void)nd_event_sid(ev, ND_SID_SCOPE);
-	/* out of order: the input is read again (nd_report_end) */
-	if (!r->gaps_late && nd_gaps_add(r->gaps, ev, &role) != 0)
-		r->gaps_late = 1;
-	if ((role.role == ND_ROLE_DEVICE || role.role == ND_ROLE_HOST) &&
-	    r->o.html)
-		strip_add(r, ev, &role);
-	if (role.role != ND_ROLE_DEVICE && role.marker == ND_SM_NONE)
-		nd_rep_find_span(r, ev);
-	(void)nd_scan_feed(r->scan, ev, NULL);
-	nd_launch_add(r->launch, ev);
-	nd_pipe_add_span(r->pipe, ev, &role);
-}
-
-void
-nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
-{
-	struct rsrc *s;
-
-	if ((int64_t)ev->source != r->cur) {
-		if (r->cur >= 0)
-			nd_rep_finish_source(r);
-		r->cur = ev->source;
-		r->cursrc = ev->source;
-	}
-	s = source_at(r, ev->source, si);
+	r->span_ok = 0;
 	switch (ev->type) {
 	case ND_EV_SPAN:
-		add_span(r, s, ev);
-		nd_roofline_record(r->roof, ev, si);
-		/* every span: nd_mem attributes the memory peak to the op
-		 * running at it */
-		nd_mem_record(r->mem, ev, si);
+		if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR) ||
+		    ev->dur_ns < 0) {
+			s->bad_spans++;
+			return;
+		}
+		s->spans++;
+		r->src_spans++;
+		if (!s->has_t || ev->ts_ns < s->tmin)
+			s->tmin = ev->ts_ns;
+		if (!s->has_t || ev->ts_ns + ev->dur_ns > s->tmax)
+			s->tmax = ev->ts_ns + ev->dur_ns;
+		s->has_t = 1;
+		nd_span_role_of(ev, r->o.re, &r->role);
+		r->span_ok = 1;
 		return;
-	case ND_EV_META: {
-		const nd_jval *v = nd_event_get(ev, "producer");
-
+	case ND_EV_META:
 		free(s->producer);
-		s->producer = nd_rep_jstrdup(v);
-		nd_steps_meta(r->st_src, ev);
-		nd_steps_meta(r->st_dev, ev);
-		nd_devnames_meta(r->dn, ev);
-		nd_pipe_add(r->pipe, ev);
-		nd_mem_record(r->mem, ev, si);
-		nd_roofline_record(r->roof, ev, si);
+		s->producer = nd_rep_jstrdup(nd_event_get(ev, "producer"));
 		return;
-	}
 	case ND_EV_END:
 		read_end(r, s, ev);
-		nd_mem_record(r->mem, ev, si);
 		return;
 	case ND_EV_INSTANT:
 		s->instants++;
-		nd_mem_record(r->mem, ev, si);
 		return;
 	case ND_EV_COUNTER:
 		s->counters++;
-		nd_mem_record(r->mem, ev, si);
 		return;
 	case ND_EV_FLOW:
 		s->flows++;
@@ -724,8 +692,123 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 			r->diff[r->ndiff++] = nd_xstrndup(ev->line, ev->len);
 		}
 		s->others++;
+	}
+}
+
+/* Steps, per source and per device (nd_steps). */
+static void
+part_steps(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (r->span_ok) {
+		nd_steps_add(r->st_src, ev, &r->role);
+		nd_steps_add(r->st_dev, ev, &r->role);
+	} else if (ev->type == ND_EV_META) {
+		nd_steps_meta(r->st_src, ev);
+		nd_steps_meta(r->st_dev, ev);
+	}
+}
+
+/* Device idle gaps (nd_gaps); a span out of order asks for a second
+ * reading (nd_report_end). */
+static void
+part_gaps(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (!r->span_ok)
+		return;
+	/* the leaf row (nd_scan) wants these ids: asked first, they spare
+	 * nd_gaps its copies of the strings */
+	(void)nd_event_sid(ev, ND_SID_NAME);
+	(void)nd_event_sid(ev, ND_SID_SCOPE);
+	if (!r->gaps_late && nd_gaps_add(r->gaps, ev, &r->role) != 0)
+		r->gaps_late = 1;
+}
+
+/* The timeline strip of the HTML page. */
+static void
+part_strip(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (r->span_ok && r->o.html && (r->role.role == ND_ROLE_DEVICE ||
+	    r->role.role == ND_ROLE_HOST))
+		strip_add(r, ev, &r->role);
+}
+
+/* Data loading, for the findings (nd_report_dl.c). */
+static void
+part_dl(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (r->span_ok && r->role.role != ND_ROLE_DEVICE &&
+	    r->role.marker == ND_SM_NONE)
+		nd_rep_find_span(r, ev);
+}
+
+/* Exclusive time (nd_scan), device time per launching op (nd_launch). */
+static void
+part_ops(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (!r->span_ok)
+		return;
+	(void)nd_scan_feed(r->scan, ev, NULL);
+	nd_launch_add(r->launch, ev);
+}
+
+/* The pipeline schedule (nd_pipe) and the devices' models. */
+static void
+part_pipe(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	(void)si;
+	if (r->span_ok)
+		nd_pipe_add_span(r->pipe, ev, &r->role);
+	else if (ev->type == ND_EV_META) {
+		nd_devnames_meta(r->dn, ev);
+		nd_pipe_add(r->pipe, ev);
+	}
+}
+
+/* The roofline (every span, and the meta records' device names). */
+static void
+part_roofline(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	if (ev->type == ND_EV_SPAN || ev->type == ND_EV_META)
+		nd_roofline_record(r->roof, ev, si);
+}
+
+/* Memory: every record but flows and others; every span, so that nd_mem
+ * attributes the peak to the op running at it. */
+static void
+part_memory(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	switch (ev->type) {
+	case ND_EV_SPAN:
+	case ND_EV_META:
+	case ND_EV_END:
+	case ND_EV_INSTANT:
+	case ND_EV_COUNTER:
+		nd_mem_record(r->mem, ev, si);
+		return;
+	default:
 		return;
 	}
+}
+
+static part_fn *const parts[] = { part_source, part_steps, part_gaps,
+	part_strip, part_dl, part_ops, part_pipe, part_roofline, part_memory };
+
+void
+nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
+{
+	if ((int64_t)ev->source != r->cur) {
+		if (r->cur >= 0)
+			nd_rep_finish_source(r);
+		r->cur = ev->source;
+		r->cursrc = ev->source;
+	}
+	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+		parts[i](r, ev, si);
 }
 
 /* --- the model --- */

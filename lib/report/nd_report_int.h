@@ -171,6 +171,10 @@ struct nd_report {
 	 * op) when no source has steps, RW_NONE nothing (no device op) */
 	int window;
 	uint64_t src_spans;
+	/* the record being collected: a span with a start and a duration
+	 * (span_ok), and its role (nd_report_collect.c) */
+	int span_ok;
+	nd_span_role role;
 
 	/* exclusive time (nd_scan, device ops else every span), per leaf
 	 * key: d/h, name, family, class, scope */
