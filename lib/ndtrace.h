@@ -38,6 +38,7 @@
 #include "nd_xpconv.h"
 #include "nd_xplane.h"
 /* the engines */
+#include "nd_check.h"
 #include "nd_classrun.h"
 #include "nd_contextout.h"
 #include "nd_diffrun.h"

@@ -137,6 +137,44 @@ print("\n".join(sorted(sys.stdin.read().split(), key=functools.cmp_to_key(cmp)))
 	assert_line --index 3 GPU:2
 }
 
+@test "a point in time as trace-mem shows it (nd_fmt_at_ms): milliseconds, three decimals, truncated to the microsecond" {
+	run nd-unit atms 0 999 25000 1999999 -1500 1234567890123 -9223372036854775808
+	assert_success
+	# independent: python, integer division toward zero on the magnitude
+	exp=$(python3 -c '
+import sys
+for v in map(int, sys.argv[1:]):
+    a = abs(v)
+    print("%s%d.%03d ms" % ("-" if v < 0 else "", a // 1000000, a % 1000000 // 1000))' \
+	    0 999 25000 1999999 -1500 1234567890123 -9223372036854775808)
+	assert_output "$exp"
+	assert_line --index 2 "0.025 ms"
+}
+
+@test "nd_check: the contract's problems come back as values, the run goes on, and they are trace-check's lines" {
+	m='{"type":"meta","schema":"ndtrace/1","source":"x","format":"f","origin_ns":0,"producer":"p"}'
+	sp() { printf '{"type":"span","ts_ns":%s,"dur_ns":1,"pid":1,"tid":1,"name":"%s"}\n' "$1" "$2"; }
+	{ echo "$m"; sp 5 a; sp 2 b; echo 'not json'
+	  echo '{"type":"span","ts_ns":9,"pid":1,"tid":1}'; } > "$T/bad"
+	run nd-unit check "$T/bad" "$T/bad"
+	assert_success		# the library returned: no exit on bad input
+	assert_line --index 0 "$T/bad:3: span out of order on timeline pid 1 tid 1: ts_ns 2 dur_ns 1 after ts_ns 5 dur_ns 1"
+	assert_line --index 1 "$T/bad:4: invalid JSON: invalid JSON value (at byte 1 of the line)"
+	assert_line --index 2 "$T/bad:5: span record lacks \"dur_ns\" (an integer)"
+	assert_line --index 3 "$T/bad:5: span record lacks \"name\" (a string)"
+	# the second file is a second source: the same four problems again
+	assert_line --index 8 "records 10 spans 6 sources 2 problems 8"
+	# trace-check prints the same problems, prefixed, and exits 1
+	nd-unit check "$T/bad" | sed '$d' | sed 's/^/trace-check: /' > "$T/want"
+	run trace-check "$T/bad"
+	assert_failure 1
+	assert_output "$(cat "$T/want")"
+	# an empty run is a problem too, named without a file
+	: > "$T/empty"
+	run nd-unit check "$T/empty"
+	assert_output $'empty input: no records\nrecords 0 spans 0 sources 1 problems 1'
+}
+
 @test "duration text: one rule; compact form for integers and fractions, spaced form for prose" {
 	run nd-unit durtext 0 999 -999 1000 12500 -12500 999999 1000000 3250000 1200000000 -1200000000
 	assert_success

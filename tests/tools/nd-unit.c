@@ -33,6 +33,7 @@
  *                               (nd_stepsum_write_partial)
  */
 #include "nd_buf.h"
+#include "nd_check.h"
 #include "nd_cli.h"
 #include "nd_event.h"
 #include "nd_hash.h"
@@ -450,6 +451,27 @@ cmd_idmemo(int n, int k)
 	return bad != 0;
 }
 
+struct problems {
+	char **v;
+	size_t n;
+};
+
+/* nd_check_fn: "FILE:LINE: message", or the message alone. */
+static void
+keep_problem(void *ctx, const char *file, uint64_t line, const char *msg)
+{
+	struct problems *p = ctx;
+	char b[1024];
+
+	if (file != NULL)
+		snprintf(b, sizeof b, "%s:%llu: %s", file,
+		    (unsigned long long)line, msg);
+	else
+		snprintf(b, sizeof b, "%s", msg);
+	p->v = nd_xrealloc(p->v, (p->n + 1) * sizeof *p->v);
+	p->v[p->n++] = nd_xstrdup(b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -519,6 +541,34 @@ main(int argc, char **argv)
 			puts(v[i]);
 			free(v[i]);
 		}
+		return 0;
+	}
+	if (strcmp(argv[1], "check") == 0 && argc >= 3) {
+		/* nd_check's problems as values: kept, then printed */
+		struct problems pr = { NULL, 0 };
+		nd_check *c = nd_check_new(keep_problem, &pr);
+		nd_check_counts n;
+
+		for (int i = 2; i < argc; i++)
+			nd_check_file(c, argv[i]);
+		nd_check_end(c, &n);
+		nd_check_free(c);
+		for (size_t i = 0; i < pr.n; i++) {
+			printf("%s\n", pr.v[i]);
+			free(pr.v[i]);
+		}
+		free(pr.v);
+		printf("records %llu spans %llu sources %llu problems %llu\n",
+		    (unsigned long long)n.records, (unsigned long long)n.spans,
+		    (unsigned long long)n.sources,
+		    (unsigned long long)n.problems);
+		return 0;
+	}
+	if (strcmp(argv[1], "atms") == 0) {
+		char t[64];
+
+		for (int i = 2; i < argc; i++)
+			printf("%s\n", nd_fmt_at_ms(t, sizeof t, atoll(argv[i])));
 		return 0;
 	}
 	if (strcmp(argv[1], "durtext") == 0) {
