@@ -9,8 +9,9 @@
 
 struct nd_diffrun {
 	nd_diffrun_opts o;
-	nd_diff_reader *rd[2];	/* before, after */
+	nd_diff_reader *rd[2];	/* before, after; NULL once read */
 	nd_diff_side *side[2];
+	int again[2];		/* the side is read again */
 	nd_diff d;
 	nd_verdict v;
 	char **warn;
@@ -63,12 +64,36 @@ provenance(nd_diffrun *x)
 		}
 }
 
+/* The reading of side i ended: its figures, and its reader freed, unless
+ * it must be read again.  1 when it must. */
+static int
+side_end(nd_diffrun *x, int i)
+{
+	if (x->rd[i] == NULL)
+		return 0;
+	if (x->again[i])	/* ended already, at the other side's start */
+		return 1;
+	if ((x->again[i] = nd_diff_reader_end(x->rd[i])) != 0)
+		return 1;
+	x->side[i] = nd_diff_reader_finish(x->rd[i]);
+	nd_diff_reader_free(x->rd[i]);
+	x->rd[i] = NULL;
+	return 0;
+}
+
 static void
 run_record(void *self, const nd_event *ev, const nd_source_info *si)
 {
 	nd_diffrun *x = self;
+	int i = si != NULL && si->input > 0;
 
-	nd_diff_reader_record(x->rd[si != NULL && si->input > 0], ev, si);
+	/* the before side is complete when the after side starts: one
+	 * side's reader in memory at a time */
+	if (i == 1 && x->rd[0] != NULL && !x->again[0])
+		(void)side_end(x, 0);
+	/* a side already read (a second reading for the other) */
+	if (x->rd[i] != NULL)
+		nd_diff_reader_record(x->rd[i], ev, si);
 }
 
 static int
@@ -78,7 +103,7 @@ run_end_input(void *self)
 	int again = 0;
 
 	for (int i = 0; i < 2; i++)
-		again |= nd_diff_reader_end(x->rd[i]);
+		again |= side_end(x, i);
 	return again ? ND_ENGINE_AGAIN : ND_ENGINE_OK;
 }
 
@@ -88,7 +113,10 @@ run_restart(void *self)
 	nd_diffrun *x = self;
 
 	for (int i = 0; i < 2; i++)
-		nd_diff_reader_restart(x->rd[i]);
+		if (x->rd[i] != NULL) {
+			nd_diff_reader_restart(x->rd[i]);
+			x->again[i] = 0;
+		}
 }
 
 /* The deltas and the verdict. */
@@ -99,8 +127,6 @@ run_finish(void *self, const nd_run_res *res)
 	char err[512];
 
 	(void)res;
-	for (int i = 0; i < 2; i++)
-		x->side[i] = nd_diff_reader_finish(x->rd[i]);
 	provenance(x);
 	if (nd_diff_side_steady(x->side[0])->count == 0 ||
 	    nd_diff_side_steady(x->side[1])->count == 0)
