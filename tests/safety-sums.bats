@@ -96,9 +96,13 @@ py() {
 	assert_output "trace-steps: $T/s: $err"
 	run -2 trace-report --json "$T/s"
 	assert_output "trace-report: $T/s: $err"
-	# trace-diff reads before and after as one run (nd_run): the
-	# input that ends it is the one named
+	# trace-diff reads before and after as one run (nd_run); the
+	# before side ends where the after side starts, and its steps are
+	# named by the before input; those of the after one come on top
 	run -2 trace-diff "$T/s" "$T/t"
+	assert_output "trace-diff: $T/s: $err"
+	$GEN steps 40 >"$T/s40"
+	run -2 trace-diff "$T/s40" "$T/t"
 	assert_output "trace-diff: $T/t: $err"
 	# just under: 64 steps, 63 of them steady
 	$GEN steps 64 >"$T/s64"

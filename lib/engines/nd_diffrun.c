@@ -1,4 +1,5 @@
 #include "nd_diffrun.h"
+#include "nd_drive.h"
 #include "nd_history.h"
 #include "nd_util.h"
 
@@ -88,9 +89,15 @@ run_record(void *self, const nd_event *ev, const nd_source_info *si)
 	int i = si != NULL && si->input > 0;
 
 	/* the before side is complete when the after side starts: one
-	 * side's reader in memory at a time */
-	if (i == 1 && x->rd[0] != NULL && !x->again[0])
+	 * side's reader in memory at a time; what its end finds is of the
+	 * before input, not of this record */
+	if (i == 1 && x->rd[0] != NULL && !x->again[0]) {
+		nd_stream *st = nd_drive_stream();
+
+		nd_stream_at(st, 0, 0);
 		(void)side_end(x, 0);
+		nd_stream_at(st, nd_stream_input(st), nd_stream_lineno(st));
+	}
 	/* a side already read (a second reading for the other) */
 	if (x->rd[i] != NULL)
 		nd_diff_reader_record(x->rd[i], ev, si);
