@@ -1,6 +1,7 @@
 #include "nd_launch.h"
 
 #include "nd_hash.h"
+#include "nd_nest.h"
 #include "nd_sort.h"
 #include "nd_util.h"
 
@@ -312,7 +313,7 @@ launch(nd_launch *l, int64_t ts, struct thread *t, uint64_t corr)
 		p.inner = p.top = UNPLACED;
 	else if (t->n > 0) {
 		p.inner = t->st[t->n - 1].name;
-		while (t->st[t->lo].end <= ts)
+		while (!nd_nest_holds(t->st[t->lo].end, ts))
 			t->lo++;	/* stops at the open top */
 		p.top = t->st[t->lo].name;
 	}
@@ -341,7 +342,7 @@ host_span(nd_launch *l, int64_t pid, int64_t tid, int64_t ts, int64_t dur,
 		t->disordered = l->disordered = 1;
 	t->last = ts;
 	t->lastdur = dur;
-	while (t->n > 0 && t->st[t->n - 1].end <= ts)
+	while (t->n > 0 && !nd_nest_holds(t->st[t->n - 1].end, ts))
 		t->n--;
 	if (t->lo > t->n)
 		t->lo = t->n;

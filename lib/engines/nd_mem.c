@@ -7,6 +7,7 @@
 #include "nd_hash.h"
 #include "nd_json.h"
 #include "nd_name.h"
+#include "nd_nest.h"
 #include "nd_sort.h"
 #include "nd_util.h"
 
@@ -576,7 +577,7 @@ stack_of(nd_mem *m, uint32_t tl, int64_t ts)
 		m->disordered = 1;	/* nd_mem_disordered */
 	st->last = ts;
 	st->has_last = 1;
-	while (st->n > 0 && st->e[st->n - 1].sp.end <= ts)
+	while (st->n > 0 && !nd_nest_holds(st->e[st->n - 1].sp.end, ts))
 		st->n--;
 	return st;
 }
@@ -766,7 +767,8 @@ attribute(nd_mem *m, uint32_t *idx)
 		    m->spans[j].ts <= s->ts) {
 			struct span *p = &m->spans[j];
 
-			while (sp > 0 && m->spans[stack[sp - 1]].end <= p->ts)
+			while (sp > 0 &&
+			    !nd_nest_holds(m->spans[stack[sp - 1]].end, p->ts))
 				sp--;
 			p->parent = sp > 0 ? stack[sp - 1] : NONE32;
 			if (p->end > p->ts) {
@@ -775,7 +777,8 @@ attribute(nd_mem *m, uint32_t *idx)
 			}
 			j++;
 		}
-		while (sp > 0 && m->spans[stack[sp - 1]].end <= s->ts)
+		while (sp > 0 &&
+		    !nd_nest_holds(m->spans[stack[sp - 1]].end, s->ts))
 			sp--;
 		s->span = sp > 0 ? stack[sp - 1] : NONE32;
 	}
@@ -790,7 +793,8 @@ ancestors(nd_mem *m, const struct sample *s, uint32_t *out, size_t max)
 
 	for (uint32_t a = s->span; a != NONE32 && n < max;
 	    a = m->spans[a].parent)
-		if (m->spans[a].ts <= s->ts && s->ts < m->spans[a].end)
+		if (m->spans[a].ts <= s->ts &&
+		    nd_nest_holds(m->spans[a].end, s->ts))
 			out[n++] = a;
 	return n;
 }

@@ -143,14 +143,16 @@ push(nd_nest *n, struct tl *l, uint32_t t, const struct ent *e)
 	int over = 0;
 
 	if (n->rule == ND_NEST_CLIP) {
-		while (l->nstk > 0 && e->ts >= l->stk[l->nstk - 1].end)
+		while (l->nstk > 0 &&
+		    !nd_nest_holds(l->stk[l->nstk - 1].end, e->ts))
 			pop(n, l, t, e->ts);
 		if (l->nstk > 0 && e->end > l->stk[l->nstk - 1].end)
 			over = 1;
 	} else {
-		while (l->nstk > 0 && (e->ts >= l->stk[l->nstk - 1].end ||
+		while (l->nstk > 0 &&
+		    (!nd_nest_holds(l->stk[l->nstk - 1].end, e->ts) ||
 		    e->end > l->stk[l->nstk - 1].end)) {
-			if (e->ts < l->stk[l->nstk - 1].end)
+			if (nd_nest_holds(l->stk[l->nstk - 1].end, e->ts))
 				over = 1;
 			pop(n, l, t, e->ts);
 		}

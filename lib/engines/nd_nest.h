@@ -47,6 +47,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The nesting rule at its root, for every engine that keeps the open
+ * spans of a timeline (nd_nest, the CPU op around a launch in nd_launch,
+ * the op running at a memory sample in nd_mem): an open span still holds
+ * a later start t when t is before its end.  A span of no length holds
+ * nothing. */
+static inline int
+nd_nest_holds(int64_t end, int64_t t)
+{
+	return t < end;
+}
+
 typedef enum {
 	ND_NEST_CLIP = 0,	/* the ndtrace rule (default) */
 	ND_NEST_REPARENT	/* PyTorch key_averages() */

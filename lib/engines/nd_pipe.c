@@ -467,6 +467,10 @@ cmp_rank(const void *x, const void *y, void *ctx)
 	return cmp_i64(*(const int64_t *)x, *(const int64_t *)y);
 }
 
+/* A block that lies wholly inside an earlier block of its timeline is a
+ * part of that one (a recv inside "Forward i"), not a block of its own.
+ * Not nd_nest_holds: a block that starts inside another and ends after it
+ * is two blocks' work, not a child. */
 static void
 drop_nested(nd_pipe *p)
 {
