@@ -24,9 +24,9 @@
  * Usage: nd_report_new(), then nd_run over its engine (nd_report_run_new:
  * it reads, reads again when the report asks, merges partials and writes
  * the format asked for); or by hand nd_report_event() for every record of
- * a stream in order, nd_report_end() (and nd_report_restart and again from
- * the first record when it says so), nd_report_finish(), then any of the
- * writers.  The
+ * a stream in order and nd_report_end_source() after each source,
+ * nd_report_end() (and nd_report_restart and again from the first record
+ * when it says so), nd_report_finish(), then any of the writers.  The
  * writers are deterministic: the same input gives the same bytes (sorting
  * breaks every tie by name).  Thresholds of the findings are named by a
  * stable rule id (nd_report_rules) and set in percent with
@@ -80,9 +80,12 @@ nd_report *nd_report_new(const nd_report_opts *o);
 void nd_report_free(nd_report *r);
 /* "ID=VALUE" (percent).  0, or -1 when ID is unknown or VALUE malformed. */
 int nd_report_set_threshold(nd_report *r, const char *spec);
-/* Every record of the stream, in order; si is the record's source. */
+/* Every record of the stream, in order; si is the record's source; and
+ * nd_report_end_source after the last record of each source (nd_run's
+ * end_source). */
 void nd_report_event(nd_report *r, const nd_event *ev,
     const nd_source_info *si);
+void nd_report_end_source(nd_report *r);
 /* The end of a reading of the input: 0, or 1 when spans came out of order
  * on a timeline (exclusive time, gaps, memory, launches): call
  * nd_report_restart, which forgets every record but what was learnt of the

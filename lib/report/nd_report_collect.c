@@ -799,11 +799,17 @@ static part_fn *const parts[] = { part_source, part_steps, part_gaps,
 	part_strip, part_dl, part_ops, part_pipe, part_roofline, part_memory };
 
 void
+nd_report_end_source(nd_report *r)
+{
+	nd_rep_finish_source(r);
+	r->cur = -1;
+}
+
+void
 nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 {
-	if ((int64_t)ev->source != r->cur) {
-		if (r->cur >= 0)
-			nd_rep_finish_source(r);
+	/* a source begins (nd_report_end_source ended the one before) */
+	if (r->cur < 0) {
 		r->cur = ev->source;
 		r->cursrc = ev->source;
 	}

@@ -24,6 +24,14 @@ run_record(void *self, const nd_event *ev, const nd_source_info *si)
 	nd_report_event(x->r, ev, si);
 }
 
+static void
+run_end_source(void *self)
+{
+	nd_report_run *x = self;
+
+	nd_report_end_source(x->r);
+}
+
 static int
 run_end_input(void *self)
 {
@@ -101,6 +109,7 @@ nd_report_run_engine(nd_report_run *x)
 		.partial_body = x->types,
 		.npartial_body = x->ntypes,
 		.record = run_record,
+		.end_source = run_end_source,
 		.end_input = run_end_input,
 		.restart = run_restart,
 		.load = run_load,
