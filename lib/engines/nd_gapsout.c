@@ -455,9 +455,8 @@ run_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 	if (r->again ? (int64_t)ev->source < r->late :
 	    r->late >= 0 && (int64_t)ev->source >= r->late)
 		return;
-	if ((int64_t)ev->source != r->cur) {
-		if (r->cur >= 0)
-			flush_source(r);
+	/* a source begins (run_end_source wrote the one before) */
+	if (r->cur < 0) {
 		r->cur = ev->source;
 		r->si.path = si != NULL && si->path != NULL ?
 		    nd_xstrdup(si->path) : NULL;
@@ -490,11 +489,18 @@ run_record(void *ctx, const nd_event *ev, const nd_source_info *si)
 	}
 }
 
-static int
-run_end(struct grun *r)
+/* A source ended (nd_run's end_source): its gaps go out. */
+static void
+run_end_source(struct grun *r)
 {
 	if (r->cur >= 0)
 		flush_source(r);
+}
+
+static int
+run_end(struct grun *r)
+{
+	/* nd_run ended the last source before (run_end_source) */
 	if (r->again || r->late < 0)
 		return ND_ENGINE_OK;
 	return ND_ENGINE_AGAIN;
@@ -539,6 +545,12 @@ static void
 eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 {
 	run_record(&((nd_gapsrun *)self)->r, ev, si);
+}
+
+static void
+eng_end_source(void *self)
+{
+	run_end_source(&((nd_gapsrun *)self)->r);
 }
 
 static int
@@ -595,6 +607,7 @@ nd_gapsrun_engine(nd_gapsrun *e)
 		.partial_body = partial_body,
 		.npartial_body = sizeof partial_body / sizeof *partial_body,
 		.record = eng_record,
+		.end_source = eng_end_source,
 		.end_input = eng_end_input,
 		.restart = eng_restart,
 		.load = eng_load,
