@@ -196,7 +196,8 @@ eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 {
 	struct nd_stepsrun *r = self;
 
-	if (!r->in_source || ev->source != r->cur) {
+	/* a source begins (eng_end_source ended the one before) */
+	if (!r->in_source) {
 		r->in_source = 1;
 		r->cur = ev->source;
 		src_note(r, ev->source, si);
