@@ -591,10 +591,9 @@ run_record(void *u, const nd_event *ev, const nd_source_info *si)
 	if (p->again ? (int64_t)ev->source < p->late :
 	    p->late >= 0 && (int64_t)ev->source >= p->late)
 		return;
-	if (!p->has_src || ev->source != p->src) {
-		source_end(p);
+	/* a source begins (run_end_source ended the one before) */
+	if (!p->has_src)
 		source_begin(p, ev->source);
-	}
 	switch (ev->type) {
 	case ND_EV_META:
 		nd_buf_add(&p->meta, ev->line, ev->len);
@@ -639,6 +638,12 @@ context_new(struct nd_contextout *p)
 {
 	p->ctx = nd_context_new(p->before, p->after, p->overlapping,
 	    p->lookback, &p->ops, p);
+}
+
+static void
+run_end_source(void *u)
+{
+	source_end(u);
 }
 
 static int
@@ -765,6 +770,7 @@ nd_contextout_engine(nd_contextout *p)
 		.name = "context",
 		.self = p,
 		.record = run_record,
+		.end_source = run_end_source,
 		.end_input = run_end,
 		.restart = run_restart,
 		.start = run_start,
