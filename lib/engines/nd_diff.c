@@ -284,9 +284,9 @@ nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
 		r->base = ev->source;
 	/* the side's own source ids, from 0 */
 	src = (uint32_t)(ev->source - (uint32_t)r->base);
-	if ((int64_t)ev->source != r->cur) {
-		if (r->cur >= 0)
-			flush_steps(s, r->steps);
+	/* a source begins (nd_diff_reader_end_source ended the one
+	 * before) */
+	if (r->cur < 0) {
 		r->cur = ev->source;
 		add_src(s, src, si);
 	}
@@ -304,6 +304,14 @@ nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
 		nd_by_note(r->byk, ev, 0, dim_value(r, ev, r->bydim).p != NULL);
 	}
 	(void)nd_scan_feed(r->scan, ev, si);
+}
+
+void
+nd_diff_reader_end_source(nd_diff_reader *r)
+{
+	if (r->cur >= 0)
+		flush_steps(r->s, r->steps);
+	r->cur = -1;
 }
 
 int

@@ -56,13 +56,15 @@ typedef struct nd_diff_src {
 typedef struct nd_diff_side nd_diff_side;
 
 /* A side read record by record (nd_diffrun feeds it from nd_run): every
- * record of the side in order, end at the end of a reading (1: read the
- * side again, after restart), finish for the side (then owned by the
- * caller).  Input errors end the program (exit 2). */
+ * record of the side in order, end_source after each of its sources, end
+ * at the end of a reading (1: read the side again, after restart), finish
+ * for the side (then owned by the caller).  Input errors end the program
+ * (exit 2). */
 typedef struct nd_diff_reader nd_diff_reader;
 nd_diff_reader *nd_diff_reader_new(const nd_diff_opts *o);
 void nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
     const nd_source_info *si);
+void nd_diff_reader_end_source(nd_diff_reader *r);
 int nd_diff_reader_end(nd_diff_reader *r);
 void nd_diff_reader_restart(nd_diff_reader *r);
 nd_diff_side *nd_diff_reader_finish(nd_diff_reader *r);

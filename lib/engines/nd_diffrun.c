@@ -10,6 +10,7 @@
 
 struct nd_diffrun {
 	nd_diffrun_opts o;
+	int cur;		/* the side of the records, -1 between sources */
 	nd_diff_reader *rd[2];	/* before, after; NULL once read */
 	nd_diff_side *side[2];
 	int again[2];		/* the side is read again */
@@ -96,11 +97,28 @@ run_record(void *self, const nd_event *ev, const nd_source_info *si)
 
 		nd_stream_at(st, 0, 0);
 		(void)side_end(x, 0);
-		nd_stream_at(st, nd_stream_input(st), nd_stream_lineno(st));
+		nd_stream_at(st, 1, nd_stream_lineno(st));
 	}
 	/* a side already read (a second reading for the other) */
-	if (x->rd[i] != NULL)
+	if (x->rd[i] != NULL) {
+		x->cur = i;
 		nd_diff_reader_record(x->rd[i], ev, si);
+	}
+}
+
+/* A source ended: its steps are summed, and what that finds is named by
+ * its input, without a line (the record at hand may be the next input's
+ * first; the next record read names itself again). */
+static void
+run_end_source(void *self)
+{
+	nd_diffrun *x = self;
+
+	if (x->cur >= 0 && x->rd[x->cur] != NULL) {
+		nd_stream_at(nd_drive_stream(), x->cur, 0);
+		nd_diff_reader_end_source(x->rd[x->cur]);
+	}
+	x->cur = -1;
 }
 
 static int
@@ -171,6 +189,7 @@ nd_diffrun_new(const nd_diffrun_opts *o)
 	nd_diffrun *x = nd_xcalloc(1, sizeof *x);
 
 	x->o = *o;
+	x->cur = -1;
 	for (int i = 0; i < 2; i++)
 		x->rd[i] = nd_diff_reader_new(&x->o.o);
 	return x;
@@ -183,6 +202,7 @@ nd_diffrun_engine(nd_diffrun *x)
 		.name = "diff",
 		.self = x,
 		.record = run_record,
+		.end_source = run_end_source,
 		.end_input = run_end_input,
 		.restart = run_restart,
 		.finish = run_finish,
