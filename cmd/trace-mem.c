@@ -71,7 +71,8 @@ main(int argc, char **argv)
 		case 'V':
 			nd_cli_version();
 		case OPT_FRAMES:
-			o->frames = (int)nd_cli_int("--frames", optarg, 0, 1000);
+			o->frames = (int)nd_cli_int("--frames", optarg, 0,
+			    1000);
 			break;
 		case OPT_SORT:
 			if (strcmp(optarg, "self") == 0)

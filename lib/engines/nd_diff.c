@@ -177,7 +177,7 @@ static void
 flush_steps(nd_diff_side *s, nd_steps *steps)
 {
 	const nd_step *st;
-	size_t n = nd_steps_finish(steps, &st);
+	size_t n = nd_steps_end_source(steps, &st);
 	nd_stepsum_rec x;
 
 	if (s->sum == NULL)
@@ -322,7 +322,7 @@ nd_diff_reader_end(nd_diff_reader *r)
 	if (r->cur >= 0)
 		flush_steps(r->s, r->steps);
 	r->cur = -1;
-	nd_scan_finish(r->scan, &res);
+	nd_scan_end_reading(r->scan, &res);
 	return nd_scan_again(r->scan);
 }
 

@@ -10,7 +10,7 @@
 
 struct nd_diffrun {
 	nd_diffrun_opts o;
-	int cur;		/* the side of the records, -1 between sources */
+	int cur;		/* the side of the records; -1: none */
 	nd_diff_reader *rd[2];	/* before, after; NULL once read */
 	nd_diff_side *side[2];
 	int again[2];		/* the side is read again */

@@ -1196,7 +1196,7 @@ finish_devices(nd_gaps *g, int host)
 }
 
 size_t
-nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx)
+nd_gaps_end_source(nd_gaps *g, nd_gap_fn fn, void *ctx)
 {
 	int host = !g->seen_device;
 

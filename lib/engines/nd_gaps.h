@@ -112,7 +112,7 @@ int nd_gaps_add(nd_gaps *g, const nd_event *ev, const nd_span_role *r);
  * during the call only (strings until nd_gaps_free).  Without host context
  * only one timeline's or device's gaps are held at a time. */
 typedef void (*nd_gap_fn)(void *ctx, const nd_gap *gap);
-size_t nd_gaps_finish(nd_gaps *g, nd_gap_fn fn, void *ctx);
+size_t nd_gaps_end_source(nd_gaps *g, nd_gap_fn fn, void *ctx);
 void nd_gaps_where(const nd_gaps *g, const nd_gap *gap, nd_gap_where *w);
 /*
  * Per-line totals of the finished source, cheap enough to come with the

@@ -438,7 +438,7 @@ flush_source(struct grun *r)
 		i = (size_t)(nl - r->held.p) + 1;
 	}
 	nd_buf_reset(&r->held);
-	nd_gaps_finish(r->g, one_gap, &k);
+	nd_gaps_end_source(r->g, one_gap, &k);
 	nd_gaps_reset(r->g);
 	free(r->si.path);
 	r->si.path = NULL;

@@ -26,9 +26,9 @@ commit(void *ctx)
 enum { K_STREAM, K_PICKLE, K_TIMELINE };
 
 /* A snapshot (first byte 0x80), a memory timeline (a JSON array of
- * arrays), or a stream?  Only a regular file (or stdin redirected from one) is sniffed:
- * reading a pipe's first bytes would take them from the stream reader
- * that comes after. */
+ * arrays), or a stream?  Only a regular file (or stdin redirected from
+ * one) is sniffed: reading a pipe's first bytes would take them from the
+ * stream reader that comes after. */
 static int
 kind_of(const nd_memrun *x, const char *path)
 {

@@ -16,7 +16,7 @@
 typedef struct nd_memrun_opts {
 	nd_mem_opts mem;
 	int snapshot;		/* every input is a snapshot (--snapshot) */
-	int dump;		/* write each snapshot's value as one JSON line */
+	int dump;		/* each snapshot's value as one JSON line */
 } nd_memrun_opts;
 
 typedef struct nd_memrun nd_memrun;

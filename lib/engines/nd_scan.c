@@ -235,7 +235,7 @@ nd_scan_end_source(nd_scan *s)
 }
 
 void
-nd_scan_finish(nd_scan *s, nd_scan_res *res)
+nd_scan_end_reading(nd_scan *s, nd_scan_res *res)
 {
 	nd_nest_flush_all(s->nest);
 	if (nd_nest_held_max(s->nest) > s->res.held_max)
@@ -262,14 +262,14 @@ nd_scan_end_input(nd_scan *sc)
 	if (!nd_scan_again(sc))
 		return ND_ENGINE_OK;
 	/* the figures of this reading (held_max, reordered) stay */
-	nd_scan_finish(sc, &res);
+	nd_scan_end_reading(sc, &res);
 	return ND_ENGINE_AGAIN;
 }
 
 void
 nd_scan_result(nd_scan *sc, const nd_run_res *rr, nd_scan_res *res)
 {
-	nd_scan_finish(sc, res);
+	nd_scan_end_reading(sc, res);
 	res->sources = rr->sources;
 	res->passes = rr->passes;
 }

@@ -29,7 +29,7 @@
  *
  * Usage: nd_scan_new, nd_scan_feed for every record, nd_scan_end_source
  * at the end of each source (a change of ev->source also ends one),
- * nd_scan_finish at the end of the input, nd_scan_free.
+ * nd_scan_end_reading at the end of the input, nd_scan_free.
  */
 #ifndef ND_SCAN_H
 #define ND_SCAN_H
@@ -91,7 +91,7 @@ int nd_scan_feed(nd_scan *sc, const nd_event *ev,
 /* The current source ended: its timelines are final. */
 void nd_scan_end_source(nd_scan *sc);
 /* The input ended: flush everything, and the figures of this reading. */
-void nd_scan_finish(nd_scan *sc, nd_scan_res *res);
+void nd_scan_end_reading(nd_scan *sc, nd_scan_res *res);
 /* 1 when spans that count came late in this reading: the answer is not
  * exact; restart and feed the input again. */
 int nd_scan_again(const nd_scan *sc);

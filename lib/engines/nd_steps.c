@@ -2087,7 +2087,7 @@ fill_rest(nd_steps *s)
 }
 
 size_t
-nd_steps_finish(nd_steps *s, const nd_step **out)
+nd_steps_end_source(nd_steps *s, const nd_step **out)
 {
 	resolve_models(s);
 	/* the windows first: the sets they need depend on them */

@@ -158,7 +158,7 @@ int nd_op_is_light(const char *name, size_t n);
  * (nd_ivlog.h) as they close, and so do the flops of ops without a step
  * key; only the open stretch and one chunk per log stay in memory.  A log
  * that gets an op out of order keeps the rest in memory (an nd_ivset).
- * At nd_steps_finish the per-device or per-source unions are merged from
+ * At nd_steps_end_source the per-device or per-source unions are merged from
  * those logs and the records computed in one sweep by start. */
 
 typedef struct nd_steps nd_steps;
@@ -194,8 +194,8 @@ void nd_steps_meta(nd_steps *s, const nd_event *meta);
 void nd_steps_add(nd_steps *s, const nd_event *ev, const nd_span_role *r);
 /* The source is complete: compute its steps, sorted by (device, start).
  * The array stays valid until nd_steps_reset. */
-size_t nd_steps_finish(nd_steps *s, const nd_step **out);
-/* After nd_steps_finish returned 0 (no steps): the profile window of each
+size_t nd_steps_end_source(nd_steps *s, const nd_step **out);
+/* After nd_steps_end_source returned 0 (no steps): the profile window of each
  * device of the source, from its first device op's start to its last device
  * op's end, with the breakdown of a step window on one device (num 0,
  * marker ND_SM_NONE, source ND_SS_NONE), sorted by device; 0 when the
@@ -207,7 +207,7 @@ size_t nd_steps_profile(nd_steps *s, const nd_step **out);
 const char *nd_steps_device(const nd_steps *s, int i, const char **model,
     int *is_device);
 uint32_t nd_steps_ndevices(const nd_steps *s);
-/* After nd_steps_finish: what defines the source's steps when they are
+/* After nd_steps_end_source: what defines the source's steps when they are
  * not marked (the XLA module or the repeating span's name), else NULL. */
 const char *nd_steps_what(const nd_steps *s);
 /* 1 when the source had device ops. */

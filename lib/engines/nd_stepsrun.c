@@ -132,7 +132,7 @@ static void
 flush_source(struct nd_stepsrun *r, uint32_t src)
 {
 	const nd_step *steps;
-	size_t n = nd_steps_finish(r->steps, &steps);
+	size_t n = nd_steps_end_source(r->steps, &steps);
 	const struct srcinfo *si = src_at(r, src);
 
 	for (size_t i = 0; i < n; i++)

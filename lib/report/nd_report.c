@@ -218,7 +218,7 @@ nd_report_restart(nd_report *r)
 	nd_scan_res res;
 
 	/* the spans still held go to the leaf table about to be freed */
-	nd_scan_finish(r->scan, &res);
+	nd_scan_end_reading(r->scan, &res);
 	nd_rep_fini(r);
 	{
 		nd_report_opts o = r->o;
@@ -240,7 +240,7 @@ nd_report_finish(nd_report *r)
 {
 	if (r->finished)
 		return;
-	nd_rep_finish_source(r);
+	nd_rep_end_source(r);
 	r->finished = 1;
 	nd_rep_model(r);
 	r->nroof = nd_roofline_finish(r->roof, &r->roofrows, &r->roofsum);

@@ -444,7 +444,7 @@ hw_cb(void *ctx, const char *key)
 	r->ndevices++;
 }
 
-/* After nd_gaps_finish: per-line totals and the devices of the source. */
+/* After nd_gaps_end_source: per-line totals and the devices of the source. */
 static void
 gaps_source(nd_report *r)
 {
@@ -481,7 +481,7 @@ nd_rep_is_diff(const nd_event *ev)
 }
 
 void
-nd_rep_finish_source(nd_report *r)
+nd_rep_end_source(nd_report *r)
 {
 	const nd_step *st;
 	size_t n;
@@ -490,7 +490,7 @@ nd_rep_finish_source(nd_report *r)
 		return;
 	if (r->ss == NULL)
 		r->ss = nd_stepsum_new();
-	n = nd_steps_finish(r->st_src, &st);
+	n = nd_steps_end_source(r->st_src, &st);
 	for (size_t i = 0; i < n; i++) {
 		nd_stepsum_rec x;
 
@@ -522,7 +522,7 @@ nd_rep_finish_source(nd_report *r)
 			r->step_what = w != NULL ? nd_xstrdup(w) : NULL;
 		}
 	}
-	n = nd_steps_finish(r->st_dev, &st);
+	n = nd_steps_end_source(r->st_dev, &st);
 	for (size_t i = 0; i < n; i++) {
 		const char *key = st[i].dev >= 0 ?
 		    nd_steps_device(r->st_dev, st[i].dev, NULL, NULL) : "host";
@@ -546,7 +546,7 @@ nd_rep_finish_source(nd_report *r)
 	nd_steps_reset(r->st_dev);
 	if (r->cursrc < r->nsrc && r->src[r->cursrc].spans > 0 &&
 	    !r->gaps_late) {
-		nd_gaps_finish(r->gaps, gap_cb, r);
+		nd_gaps_end_source(r->gaps, gap_cb, r);
 		gaps_source(r);
 	}
 	nd_gaps_reset(r->gaps);
@@ -801,7 +801,7 @@ static part_fn *const parts[] = { part_source, part_steps, part_gaps,
 void
 nd_report_end_source(nd_report *r)
 {
-	nd_rep_finish_source(r);
+	nd_rep_end_source(r);
 	r->cur = -1;
 }
 

@@ -435,7 +435,7 @@ void nd_rep_scan_new(nd_report *r);
  * added at the end when new); ix, when not NULL, indexes the rows. */
 void nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
     uint32_t id, uint64_t k, int64_t ns);
-void nd_rep_finish_source(nd_report *r);
+void nd_rep_end_source(nd_report *r);
 /* A record of trace-diff (delta, verdict), which the report keeps as it
  * is (an nd_partial_ok_fn). */
 int nd_rep_is_diff(const nd_event *ev);

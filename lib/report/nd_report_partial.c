@@ -400,7 +400,7 @@ nd_report_partial(nd_report *r, nd_out *o, uint32_t sources)
 	nd_buf d = ND_BUF_INIT;
 
 	/* what nd_report_finish would do first */
-	nd_rep_finish_source(r);
+	nd_rep_end_source(r);
 	r->cur = -1;
 	nd_mem_stream_done(r->mem);
 	p.b = nd_out_buf(o);
