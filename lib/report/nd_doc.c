@@ -25,9 +25,11 @@ nd_doc_free(nd_doc *d)
 {
 	if (d == NULL)
 		return;
-	for (size_t i = 0; i < d->n; i++)
-		free(d->v[i].label);
+	for (size_t i = 0; i < d->naux; i++)
+		free(d->aux[i].label);
+	free(d->aux);
 	free(d->v);
+	free(d->fulls);
 	nd_buf_free(&d->text);
 	nd_buf_free(&d->full);
 	nd_buf_free(&d->sink);
@@ -58,7 +60,8 @@ add(nd_doc *d, int kind)
 	nd_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof *x);
-	x->kind = kind;
+	x->kind = (uint8_t)kind;
+	x->aux = ND_DOC_NONE;
 	x->off = d->text.len;
 	return x;
 }
@@ -70,6 +73,25 @@ add_text(nd_doc *d, int kind)
 	add(d, kind);
 	d->cur = d->n - 1;
 	return &d->text;
+}
+
+/* The aux of the node just added. */
+static struct nd_doc_aux *
+new_aux(nd_doc *d)
+{
+	struct nd_doc_aux *a;
+
+	nd_grow(&d->aux, &d->capaux, d->naux + 1, sizeof *d->aux);
+	a = &d->aux[d->naux];
+	memset(a, 0, sizeof *a);
+	d->v[d->n - 1].aux = (uint32_t)d->naux++;
+	return a;
+}
+
+struct nd_doc_aux *
+nd_doc_aux_of(const nd_doc *d, const struct nd_doc_node *x)
+{
+	return x->aux == ND_DOC_NONE ? NULL : &d->aux[x->aux];
 }
 
 /* A node only HTML shows: none without figures, its text lost. */
@@ -87,8 +109,12 @@ add_html(nd_doc *d, int kind)
 nd_buf *
 nd_doc_heading(nd_doc *d, int level)
 {
-	return add_text(d, level <= 1 ? ND_DOC_TITLE : level == 2 ?
+	nd_buf *b = add_text(d, level <= 1 ? ND_DOC_TITLE : level == 2 ?
 	    ND_DOC_SECTION : ND_DOC_SUB);
+
+	if (level > 1)
+		(void)new_aux(d);
+	return b;
 }
 
 nd_buf *
@@ -103,8 +129,10 @@ nd_doc_para_html(nd_doc *d, const char *cls, const char *lead)
 	nd_buf *b = add_html(d, ND_DOC_HPARA);
 
 	if (b == &d->text) {
-		d->v[d->n - 1].cls = cls;
-		d->v[d->n - 1].lead = lead;
+		struct nd_doc_aux *a = new_aux(d);
+
+		a->cls = cls;
+		a->lead = lead;
 	}
 	return b;
 }
@@ -120,7 +148,7 @@ nd_doc_note(nd_doc *d, const char *label)
 {
 	nd_buf *b = add_text(d, ND_DOC_NOTE);
 
-	d->v[d->n - 1].label = nd_xstrdup(label);
+	new_aux(d)->label = nd_xstrdup(label);
 	return b;
 }
 
@@ -129,12 +157,16 @@ nd_doc_table(nd_doc *d, int right, ...)
 {
 	va_list ap;
 	const char *h;
+	int first = 1;
 
-	add(d, ND_DOC_TABLE)->right = right;
+	(void)add_text(d, ND_DOC_TABLE);
+	d->v[d->n - 1].right = right != 0;
 	va_start(ap, right);
 	while ((h = va_arg(ap, const char *)) != NULL) {
-		add_text(d, ND_DOC_HEAD);
+		if (!first)
+			nd_buf_addc(&d->text, '\0');
 		nd_buf_adds(&d->text, h);
+		first = 0;
 	}
 	va_end(ap);
 	close_text(d);
@@ -143,27 +175,51 @@ nd_doc_table(nd_doc *d, int right, ...)
 void
 nd_doc_row(nd_doc *d)
 {
-	add(d, ND_DOC_ROW);
+	add_text(d, ND_DOC_ROW);
+	d->ncells = 0;
 }
 
 nd_buf *
 nd_doc_cell(nd_doc *d)
 {
-	return add_text(d, ND_DOC_CELL);
+	if (d->cur == SIZE_MAX || d->v[d->cur].kind != ND_DOC_ROW)
+		nd_doc_row(d);
+	if (d->ncells++ > 0)
+		nd_buf_addc(&d->text, '\0');
+	d->cell = d->text.len;
+	return &d->text;
 }
 
 void
 nd_doc_cell_full(nd_doc *d, const char *s, size_t n)
 {
-	struct nd_doc_node *x;
+	struct nd_doc_full *f;
 
-	if (d->cur == SIZE_MAX || d->v[d->cur].kind != ND_DOC_CELL)
+	if (d->cur == SIZE_MAX || d->v[d->cur].kind != ND_DOC_ROW ||
+	    d->ncells == 0)
 		return;
-	x = &d->v[d->cur];
-	x->has_full = 1;
-	x->foff = d->full.len;
-	x->flen = n;
+	nd_grow(&d->fulls, &d->capfulls, d->nfulls + 1, sizeof *d->fulls);
+	f = &d->fulls[d->nfulls++];
+	f->cell = d->cell;
+	f->off = d->full.len;
+	f->len = n;
 	nd_buf_add(&d->full, s, n);
+}
+
+size_t
+nd_doc_full_from(const nd_doc *d, size_t off)
+{
+	size_t lo = 0, hi = d->nfulls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->fulls[mid].cell < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 nd_buf *
@@ -179,7 +235,7 @@ nd_doc_box(nd_doc *d, const char *id, const char *title)
 
 	nd_buf_adds(b, title);
 	if (b == &d->text)
-		d->v[d->n - 1].label = nd_xstrdup(id);
+		new_aux(d)->label = nd_xstrdup(id);
 	close_text(d);
 }
 
@@ -213,6 +269,7 @@ nd_doc_ids(nd_doc *d)
 	close_text(d);
 	for (size_t i = 0; i < d->n; i++) {
 		struct nd_doc_node *x = &d->v[i];
+		struct nd_doc_aux *a = nd_doc_aux_of(d, x);
 		const char *s = d->text.p + x->off;
 
 		if (x->kind == ND_DOC_SECTION) {
@@ -222,10 +279,10 @@ nd_doc_ids(nd_doc *d)
 				    (int)strtol(s, NULL, 10) % 1000000);
 			else
 				snprintf(sec, sizeof sec, "h%zu", h2 % 1000000);
-			snprintf(x->id, sizeof x->id, "%s", sec);
+			snprintf(a->id, sizeof a->id, "%s", sec);
 			k = 0;
 		} else if (x->kind == ND_DOC_SUB)
-			snprintf(x->id, sizeof x->id, "%s-%zu", sec,
+			snprintf(a->id, sizeof a->id, "%s-%zu", sec,
 			    ++k % 1000000);
 	}
 }
@@ -237,7 +294,7 @@ nd_doc_id(nd_doc *d, size_t m)
 	    d->v[m].kind != ND_DOC_SUB))
 		return NULL;
 	nd_doc_ids(d);
-	return d->v[m].id;
+	return nd_doc_aux_of(d, &d->v[m])->id;
 }
 
 void
@@ -259,57 +316,64 @@ nd_doc_move(nd_doc *d, size_t from, size_t to)
 
 /* --- Markdown --- */
 
-/* Whether node i continues the block before it: a cell or row of a table,
- * an item after an item. */
-static int
-continues(const nd_doc *d, size_t i, size_t prev)
+/* The cells of a row or a table's head (NUL-separated) as Markdown. */
+static void
+md_cells(const char *s, size_t n, nd_buf *out)
 {
-	int k = d->v[i].kind;
+	nd_buf_adds(out, "|");
+	for (size_t i = 0; i <= n;) {
+		const char *e = memchr(s + i, '\0', n - i);
+		size_t k = e != NULL ? (size_t)(e - (s + i)) : n - i;
 
-	return k == ND_DOC_HEAD || k == ND_DOC_ROW || k == ND_DOC_CELL ||
-	    (k == ND_DOC_ITEM && d->v[prev].kind == ND_DOC_ITEM);
+		nd_buf_adds(out, " ");
+		nd_buf_add(out, s + i, k);
+		nd_buf_adds(out, " |");
+		i += k + 1;
+	}
+	nd_buf_adds(out, "\n");
 }
 
+/* The line under a table's head: one "---|" a column. */
 static void
-md_text(const nd_doc *d, const struct nd_doc_node *x, nd_buf *out)
+md_rule(const struct nd_doc_node *x, const char *s, nd_buf *out)
 {
-	nd_buf_add(out, d->text.p + x->off, x->len);
-}
+	size_t cols = 1;
 
-/* The line a table's head ends with. */
-static void
-md_head_end(const nd_doc *d, size_t t, size_t i, nd_buf *out)
-{
-	nd_buf_adds(out, "\n|");
-	for (size_t j = t + 1; j < i; j++)
-		nd_buf_adds(out, d->v[t].right ? "---:|" : "---|");
+	for (size_t i = 0; i < x->len; i++)
+		cols += s[i] == '\0';
+	nd_buf_adds(out, "|");
+	for (size_t i = 0; i < cols; i++)
+		nd_buf_adds(out, x->right ? "---:|" : "---|");
 	nd_buf_adds(out, "\n");
 }
 
 void
-nd_doc_markdown(nd_doc *d, nd_buf *out)
+nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 {
-	size_t prev = SIZE_MAX, table = SIZE_MAX;
-	int row = 0;
+	int prev = -1;
 
 	close_text(d);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct nd_doc_node *x = &d->v[i];
+		const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
+		const char *s = d->text.p != NULL ? d->text.p + x->off : "";
 
 		if (x->kind >= ND_DOC_HTML_ONLY)
 			continue;
-		if (row && x->kind != ND_DOC_CELL) {
+		nd_doc_flush(out, flush, ctx);
+		/* blocks apart by a blank line; rows and items run on */
+		if (prev >= 0 && !(x->kind == ND_DOC_ROW ||
+		    (x->kind == ND_DOC_ITEM && prev == ND_DOC_ITEM)))
 			nd_buf_adds(out, "\n");
-			row = 0;
-		}
-		if (table != SIZE_MAX && x->kind != ND_DOC_HEAD) {
-			md_head_end(d, table, i, out);
-			table = SIZE_MAX;
-		}
-		if (prev != SIZE_MAX && !continues(d, i, prev))
-			nd_buf_adds(out, "\n");
-		prev = i;
+		prev = x->kind;
 		switch (x->kind) {
+		case ND_DOC_TABLE:
+			md_cells(s, x->len, out);
+			md_rule(x, s, out);
+			continue;
+		case ND_DOC_ROW:
+			md_cells(s, x->len, out);
+			continue;
 		case ND_DOC_TITLE:
 			nd_buf_adds(out, "# ");
 			break;
@@ -323,30 +387,12 @@ nd_doc_markdown(nd_doc *d, nd_buf *out)
 			nd_buf_adds(out, "- ");
 			break;
 		case ND_DOC_NOTE:
-			nd_buf_addf(out, "[^%s]: ", x->label);
+			nd_buf_addf(out, "[^%s]: ", a->label);
 			break;
-		case ND_DOC_TABLE:
-			table = i;
-			nd_buf_adds(out, "|");
-			continue;
-		case ND_DOC_HEAD:
-		case ND_DOC_CELL:
-			nd_buf_adds(out, " ");
-			md_text(d, x, out);
-			nd_buf_adds(out, " |");
-			continue;
-		case ND_DOC_ROW:
-			nd_buf_adds(out, "|");
-			row = 1;
-			continue;
 		default:
 			break;
 		}
-		md_text(d, x, out);
+		nd_buf_add(out, s, x->len);
 		nd_buf_adds(out, "\n");
 	}
-	if (row)
-		nd_buf_adds(out, "\n");
-	if (table != SIZE_MAX)
-		md_head_end(d, table, d->n, out);
 }

@@ -71,10 +71,15 @@ const char *nd_doc_id(nd_doc *d, size_t m);
 /* Move the nodes from mark from to the end before the node at mark to. */
 void nd_doc_move(nd_doc *d, size_t from, size_t to);
 
-/* The writers: append the document to out. */
-void nd_doc_markdown(nd_doc *d, nd_buf *out);
+/* The writers: append the document to out; flush, when not NULL, is
+ * called with ctx whenever out holds 64 KiB or more (an nd_out commits
+ * it), so that the output is never a second copy of the document. */
+typedef void nd_doc_flush_fn(void *ctx);
+void nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush,
+    void *ctx);
 /* A page titled title, styled, with its script (sortable and filterable
  * tables, zoomable timelines). */
-void nd_doc_html(nd_doc *d, const char *title, nd_buf *out);
+void nd_doc_html(nd_doc *d, const char *title, nd_buf *out,
+    nd_doc_flush_fn *flush, void *ctx);
 
 #endif

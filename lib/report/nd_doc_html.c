@@ -197,9 +197,10 @@ h_toc(const nd_doc *d, nd_buf *b)
 	nd_buf_adds(b, "<nav id=\"contents\"><h2>Contents</h2>\n<ul>\n");
 	for (size_t i = 0; i < d->n; i++) {
 		const struct nd_doc_node *x = &d->v[i];
+		const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
 
 		if (x->kind == ND_DOC_BOX) {
-			nd_buf_addf(b, "<li><a href=\"#%s\">", x->label);
+			nd_buf_addf(b, "<li><a href=\"#%s\">", a->label);
 			h_text(d, x, b);
 			nd_buf_adds(b, "</a></li>\n");
 			continue;
@@ -214,7 +215,7 @@ h_toc(const nd_doc *d, nd_buf *b)
 			sub = 1;
 		} else
 			continue;
-		nd_buf_addf(b, "<li><a href=\"#%s\">", x->id);
+		nd_buf_addf(b, "<li><a href=\"#%s\">", a->id);
 		h_text(d, x, b);
 		nd_buf_adds(b, x->kind == ND_DOC_SUB ? "</a></li>\n" : "</a>");
 		any = 1;
@@ -224,33 +225,42 @@ h_toc(const nd_doc *d, nd_buf *b)
 	nd_buf_adds(b, "</ul></nav>\n");
 }
 
-/* A cell of a table: th in the head, td with the full text on hover. */
+/* A row of a table (or its head, th): a cell a NUL-separated text, with
+ * its full text on hover when it shows a name shortened. */
 static void
-h_cell(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b)
+h_row(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b)
 {
-	const char *tag = x->kind == ND_DOC_HEAD ? "th" : "td";
+	const char *tag = x->kind == ND_DOC_TABLE ? "th" : "td";
+	const char *s = d->text.p + x->off;
+	size_t f = nd_doc_full_from(d, x->off);
 
-	nd_buf_addf(b, "<%s", tag);
-	if (x->has_full) {
-		nd_buf_adds(b, " title=\"");
-		nd_svg_textn(b, d->full.p + x->foff, x->flen);
-		nd_buf_adds(b, "\"");
+	nd_buf_adds(b, "<tr>");
+	for (size_t i = 0; i <= x->len;) {
+		const char *e = memchr(s + i, '\0', x->len - i);
+		size_t k = e != NULL ? (size_t)(e - (s + i)) : x->len - i;
+
+		nd_buf_addf(b, "<%s", tag);
+		while (f < d->nfulls && d->fulls[f].cell < x->off + i)
+			f++;
+		if (f < d->nfulls && d->fulls[f].cell == x->off + i) {
+			nd_buf_adds(b, " title=\"");
+			nd_svg_textn(b, d->full.p + d->fulls[f].off,
+			    d->fulls[f].len);
+			nd_buf_adds(b, "\"");
+		}
+		nd_buf_adds(b, ">");
+		h_esc_inline(b, s + i, k);
+		nd_buf_addf(b, "</%s>", tag);
+		i += k + 1;
 	}
-	nd_buf_adds(b, ">");
-	h_text(d, x, b);
-	nd_buf_addf(b, "</%s>", tag);
+	nd_buf_adds(b, "</tr>\n");
 }
 
-/* Close the table row or list that node kind k does not continue. */
+/* Close the table or list that node kind k does not continue. */
 static void
-h_close(nd_buf *b, int k, int *row, int *table, int *list)
+h_close(nd_buf *b, int k, int *table, int *list)
 {
-	if (*row && k != ND_DOC_CELL && k != ND_DOC_HEAD) {
-		nd_buf_adds(b, "</tr>\n");
-		*row = 0;
-	}
-	if (*table && k != ND_DOC_CELL && k != ND_DOC_HEAD &&
-	    k != ND_DOC_ROW) {
+	if (*table && k != ND_DOC_ROW) {
 		nd_buf_adds(b, "</table>\n");
 		*table = 0;
 	}
@@ -261,10 +271,11 @@ h_close(nd_buf *b, int k, int *row, int *table, int *list)
 }
 
 static void
-h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *row,
-    int *table, int *list)
+h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *table,
+    int *list)
 {
 	const char *s = d->text.p + x->off;
+	const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
 	int lv = x->kind == ND_DOC_SECTION ? 2 : 3;
 
 	switch (x->kind) {
@@ -275,18 +286,18 @@ h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *row,
 		break;
 	case ND_DOC_SECTION:
 	case ND_DOC_SUB:
-		nd_buf_addf(b, "<h%d id=\"%s\">", lv, x->id);
+		nd_buf_addf(b, "<h%d id=\"%s\">", lv, a->id);
 		h_text(d, x, b);
 		nd_buf_addf(b, "</h%d>\n", lv);
 		break;
 	case ND_DOC_PARA:
 	case ND_DOC_HPARA:
 		nd_buf_adds(b, "<p");
-		if (x->cls != NULL)
-			nd_buf_addf(b, " class=\"%s\"", x->cls);
+		if (a != NULL && a->cls != NULL)
+			nd_buf_addf(b, " class=\"%s\"", a->cls);
 		nd_buf_adds(b, ">");
-		if (x->lead != NULL)
-			nd_buf_addf(b, "<strong>%s</strong> ", x->lead);
+		if (a != NULL && a->lead != NULL)
+			nd_buf_addf(b, "<strong>%s</strong> ", a->lead);
 		h_para(b, s, x->len);
 		nd_buf_adds(b, "</p>\n");
 		break;
@@ -304,22 +315,18 @@ h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *row,
 		nd_buf_adds(b, "</p>\n");
 		break;
 	case ND_DOC_TABLE:
-		nd_buf_adds(b, "<table>\n<tr>");
-		*table = *row = 1;
+		nd_buf_adds(b, "<table>\n");
+		*table = 1;
+		h_row(d, x, b);
 		break;
 	case ND_DOC_ROW:
-		nd_buf_adds(b, "<tr>");
-		*row = 1;
-		break;
-	case ND_DOC_HEAD:
-	case ND_DOC_CELL:
-		h_cell(d, x, b);
+		h_row(d, x, b);
 		break;
 	case ND_DOC_FIGURE:
 		nd_buf_add(b, s, x->len);
 		break;
 	case ND_DOC_BOX:
-		nd_buf_addf(b, "<section id=\"%s\"><h2>", x->label);
+		nd_buf_addf(b, "<section id=\"%s\"><h2>", a->label);
 		h_text(d, x, b);
 		nd_buf_adds(b, "</h2>\n");
 		break;
@@ -333,9 +340,10 @@ h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *row,
 }
 
 void
-nd_doc_html(nd_doc *d, const char *title, nd_buf *b)
+nd_doc_html(nd_doc *d, const char *title, nd_buf *b, nd_doc_flush_fn *flush,
+    void *ctx)
 {
-	int row = 0, table = 0, list = 0;
+	int table = 0, list = 0;
 
 	nd_doc_ids(d);
 	nd_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
@@ -345,10 +353,11 @@ nd_doc_html(nd_doc *d, const char *title, nd_buf *b)
 	nd_buf_adds(b, h_style);
 	nd_buf_adds(b, "</head><body>\n");
 	for (size_t i = 0; i < d->n; i++) {
-		h_close(b, d->v[i].kind, &row, &table, &list);
-		h_node(d, &d->v[i], b, &row, &table, &list);
+		nd_doc_flush(b, flush, ctx);
+		h_close(b, d->v[i].kind, &table, &list);
+		h_node(d, &d->v[i], b, &table, &list);
 	}
-	h_close(b, -1, &row, &table, &list);
+	h_close(b, -1, &table, &list);
 	nd_buf_adds(b, h_script);
 	nd_buf_adds(b, "</body></html>\n");
 }

@@ -119,6 +119,8 @@ const char **nd_report_merge_types(size_t *n);
 void nd_report_markdown(nd_report *r, nd_buf *out);
 void nd_report_json(nd_report *r, nd_buf *out);
 void nd_report_html(nd_report *r, nd_buf *out);
+/* The Markdown (html 0) or the page to o, committed as it is written. */
+void nd_report_write_doc(nd_report *r, int html, nd_out *o);
 
 /* trace-report as an engine of nd_run (nd_engine.h): reads the stream (or
  * merges partials), then writes the report in format to the output. */

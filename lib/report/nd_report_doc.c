@@ -1317,7 +1317,7 @@ nd_report_markdown(nd_report *r, nd_buf *b)
 {
 	nd_doc *d = report_doc(r, 0);
 
-	nd_doc_markdown(d, b);
+	nd_doc_markdown(d, b, NULL, NULL);
 	nd_doc_free(d);
 }
 
@@ -1326,6 +1326,24 @@ nd_report_html(nd_report *r, nd_buf *b)
 {
 	nd_doc *d = report_doc(r, 1);
 
-	nd_doc_html(d, "Trace report", b);
+	nd_doc_html(d, "Trace report", b, NULL, NULL);
+	nd_doc_free(d);
+}
+
+static void
+commit(void *ctx)
+{
+	nd_out_commit(ctx);
+}
+
+void
+nd_report_write_doc(nd_report *r, int html, nd_out *o)
+{
+	nd_doc *d = report_doc(r, html);
+
+	if (html)
+		nd_doc_html(d, "Trace report", nd_out_buf(o), commit, o);
+	else
+		nd_doc_markdown(d, nd_out_buf(o), commit, o);
 	nd_doc_free(d);
 }

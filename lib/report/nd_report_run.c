@@ -81,10 +81,10 @@ run_write(void *self, nd_out *o)
 		nd_report_json(x->r, nd_out_buf(o));
 		break;
 	case ND_REPORT_HTML:
-		nd_report_html(x->r, nd_out_buf(o));
+		nd_report_write_doc(x->r, 1, o);
 		break;
 	default:
-		nd_report_markdown(x->r, nd_out_buf(o));
+		nd_report_write_doc(x->r, 0, o);
 	}
 }
 
