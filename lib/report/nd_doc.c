@@ -51,12 +51,15 @@ close_text(nd_doc *d)
 	d->cur = SIZE_MAX;
 }
 
+static void md_stream(nd_doc *d);
+
 static struct nd_doc_node *
 add(nd_doc *d, int kind)
 {
 	struct nd_doc_node *x;
 
 	close_text(d);
+	md_stream(d);
 	nd_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof *x);
@@ -347,52 +350,91 @@ md_rule(const struct nd_doc_node *x, const char *s, nd_buf *out)
 	nd_buf_adds(out, "\n");
 }
 
+/* One node as Markdown; *prev: the kind of the node written before, -1
+ * for none. */
+static void
+md_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *out, int *prev)
+{
+	const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
+	const char *s = d->text.p != NULL ? d->text.p + x->off : "";
+
+	if (x->kind >= ND_DOC_HTML_ONLY)
+		return;
+	/* blocks apart by a blank line; rows and items run on */
+	if (*prev >= 0 && !(x->kind == ND_DOC_ROW ||
+	    (x->kind == ND_DOC_ITEM && *prev == ND_DOC_ITEM)))
+		nd_buf_adds(out, "\n");
+	*prev = x->kind;
+	switch (x->kind) {
+	case ND_DOC_TABLE:
+		md_cells(s, x->len, out);
+		md_rule(x, s, out);
+		return;
+	case ND_DOC_ROW:
+		md_cells(s, x->len, out);
+		return;
+	case ND_DOC_TITLE:
+		nd_buf_adds(out, "# ");
+		break;
+	case ND_DOC_SECTION:
+		nd_buf_adds(out, "## ");
+		break;
+	case ND_DOC_SUB:
+		nd_buf_adds(out, "### ");
+		break;
+	case ND_DOC_ITEM:
+		nd_buf_adds(out, "- ");
+		break;
+	case ND_DOC_NOTE:
+		nd_buf_addf(out, "[^%s]: ", a->label);
+		break;
+	default:
+		break;
+	}
+	nd_buf_add(out, s, x->len);
+	nd_buf_adds(out, "\n");
+}
+
+/* A streaming document: each node written as the next one opens. */
+static void
+md_stream(nd_doc *d)
+{
+	if (d->md == NULL || d->n == 0)
+		return;
+	for (size_t i = 0; i < d->n; i++)
+		md_node(d, &d->v[i], d->md, &d->md_prev);
+	for (size_t i = 0; i < d->naux; i++)
+		free(d->aux[i].label);
+	d->n = d->naux = d->nfulls = 0;
+	nd_buf_reset(&d->text);
+	nd_buf_reset(&d->full);
+	nd_doc_flush(d->md, d->md_flush, d->md_ctx);
+}
+
+nd_doc *
+nd_doc_new_markdown(nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
+{
+	nd_doc *d = nd_doc_new(0);
+
+	d->md = out;
+	d->md_flush = flush;
+	d->md_ctx = ctx;
+	d->md_prev = -1;
+	return d;
+}
+
 void
 nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 {
 	int prev = -1;
 
 	close_text(d);
+	if (d->md != NULL) {	/* the rest of a streaming document */
+		md_stream(d);
+		return;
+	}
 	for (size_t i = 0; i < d->n; i++) {
-		const struct nd_doc_node *x = &d->v[i];
-		const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
-		const char *s = d->text.p != NULL ? d->text.p + x->off : "";
-
-		if (x->kind >= ND_DOC_HTML_ONLY)
-			continue;
 		nd_doc_flush(out, flush, ctx);
-		/* blocks apart by a blank line; rows and items run on */
-		if (prev >= 0 && !(x->kind == ND_DOC_ROW ||
-		    (x->kind == ND_DOC_ITEM && prev == ND_DOC_ITEM)))
-			nd_buf_adds(out, "\n");
-		prev = x->kind;
-		switch (x->kind) {
-		case ND_DOC_TABLE:
-			md_cells(s, x->len, out);
-			md_rule(x, s, out);
-			continue;
-		case ND_DOC_ROW:
-			md_cells(s, x->len, out);
-			continue;
-		case ND_DOC_TITLE:
-			nd_buf_adds(out, "# ");
-			break;
-		case ND_DOC_SECTION:
-			nd_buf_adds(out, "## ");
-			break;
-		case ND_DOC_SUB:
-			nd_buf_adds(out, "### ");
-			break;
-		case ND_DOC_ITEM:
-			nd_buf_adds(out, "- ");
-			break;
-		case ND_DOC_NOTE:
-			nd_buf_addf(out, "[^%s]: ", a->label);
-			break;
-		default:
-			break;
-		}
-		nd_buf_add(out, s, x->len);
-		nd_buf_adds(out, "\n");
+		md_node(d, &d->v[i], out, &prev);
 	}
 }

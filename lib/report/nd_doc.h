@@ -77,6 +77,11 @@ void nd_doc_move(nd_doc *d, size_t from, size_t to);
 typedef void nd_doc_flush_fn(void *ctx);
 void nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush,
     void *ctx);
+/* A document written as Markdown to out as it is built, each node when
+ * the next opens (nd_doc_markdown writes the last): memory for one node,
+ * whatever the document's size.  It has no figures, ids or moves. */
+nd_doc *nd_doc_new_markdown(nd_buf *out, nd_doc_flush_fn *flush,
+    void *ctx);
 /* A page titled title, styled, with its script (sortable and filterable
  * tables, zoomable timelines). */
 void nd_doc_html(nd_doc *d, const char *title, nd_buf *out,

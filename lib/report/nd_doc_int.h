@@ -58,6 +58,11 @@ struct nd_doc {
 	size_t cell;		/* the offset of the current cell's text */
 	int figures;
 	nd_buf text, full, sink;
+	/* a streaming document (nd_doc_new_markdown): its output */
+	nd_buf *md;
+	nd_doc_flush_fn *md_flush;
+	void *md_ctx;
+	int md_prev;
 };
 
 /* Hand out to flush once it holds 64 KiB or more. */

@@ -1268,11 +1268,11 @@ doc_summary(nd_report *r, nd_doc *d, const size_t *fmarks, size_t bdmark)
 	nd_doc_box_end(d);
 }
 
-/* The report as a document; figures: with the HTML page's figures. */
+/* The report into document d (with its figures when d keeps them). */
 static nd_doc *
-report_doc(nd_report *r, int figures)
+report_doc(nd_report *r, nd_doc *d)
 {
-	nd_doc *d = nd_doc_new(figures);
+	int figures = nd_doc_figures(d);
 	size_t fmarks[R_NRULES], top, bdmark, from;
 
 	nd_report_finish(r);
@@ -1315,7 +1315,7 @@ report_doc(nd_report *r, int figures)
 void
 nd_report_markdown(nd_report *r, nd_buf *b)
 {
-	nd_doc *d = report_doc(r, 0);
+	nd_doc *d = report_doc(r, nd_doc_new_markdown(b, NULL, NULL));
 
 	nd_doc_markdown(d, b, NULL, NULL);
 	nd_doc_free(d);
@@ -1324,7 +1324,7 @@ nd_report_markdown(nd_report *r, nd_buf *b)
 void
 nd_report_html(nd_report *r, nd_buf *b)
 {
-	nd_doc *d = report_doc(r, 1);
+	nd_doc *d = report_doc(r, nd_doc_new(1));
 
 	nd_doc_html(d, "Trace report", b, NULL, NULL);
 	nd_doc_free(d);
@@ -1339,11 +1339,16 @@ commit(void *ctx)
 void
 nd_report_write_doc(nd_report *r, int html, nd_out *o)
 {
-	nd_doc *d = report_doc(r, html);
+	nd_doc *d;
 
-	if (html)
+	if (html) {
+		d = report_doc(r, nd_doc_new(1));
 		nd_doc_html(d, "Trace report", nd_out_buf(o), commit, o);
-	else
+	} else {
+		/* written as it is built */
+		d = report_doc(r, nd_doc_new_markdown(nd_out_buf(o), commit,
+		    o));
 		nd_doc_markdown(d, nd_out_buf(o), commit, o);
+	}
 	nd_doc_free(d);
 }
