@@ -13,11 +13,12 @@
  * Text of a heading, paragraph, item, note or cell is inline text: plain
  * text in which \X is the character X, `...` code, **...** strong and
  * [^label] a footnote reference (the subset of Markdown inline syntax the
- * builder writes; nd_doc_md writes it as it is, nd_doc_html converts it).
+ * builder writes; nd_doc_markdown writes it as it is, nd_doc_html
+ * converts it).  Inline text holds no NUL (nd_text_visible escapes it).
  *
  * Building: each call that opens a node returns the buffer its text is
  * written to; the node's text is what is appended to that buffer until the
- * next node opens.  Section ids: "sN" for a section whose title starts with
+ * next node opens (a cell's until the next cell or node).  Section ids: "sN" for a section whose title starts with
  * the number N, else "hK" (the K-th section); "ID-K" for the K-th
  * subsection of section ID.
  */
