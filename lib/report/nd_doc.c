@@ -209,22 +209,6 @@ nd_doc_cell_full(nd_doc *d, const char *s, size_t n)
 	nd_buf_add(&d->full, s, n);
 }
 
-size_t
-nd_doc_full_from(const nd_doc *d, size_t off)
-{
-	size_t lo = 0, hi = d->nfulls;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->fulls[mid].cell < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 nd_buf *
 nd_doc_figure(nd_doc *d)
 {

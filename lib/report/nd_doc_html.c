@@ -226,13 +226,15 @@ h_toc(const nd_doc *d, nd_buf *b)
 }
 
 /* A row of a table (or its head, th): a cell a NUL-separated text, with
- * its full text on hover when it shows a name shortened. */
+ * its full text on hover when it shows a name shortened.  *fp walks
+ * d->fulls: rows come in the order of their text, so it only moves on
+ * (but for a row placed before where it was written: from the start). */
 static void
-h_row(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b)
+h_row(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, size_t *fp)
 {
 	const char *tag = x->kind == ND_DOC_TABLE ? "th" : "td";
 	const char *s = d->text.p + x->off;
-	size_t f = nd_doc_full_from(d, x->off);
+	size_t f = *fp > 0 && d->fulls[*fp - 1].cell >= x->off ? 0 : *fp;
 
 	nd_buf_adds(b, "<tr>");
 	for (size_t i = 0; i <= x->len;) {
@@ -254,6 +256,7 @@ h_row(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b)
 		i += k + 1;
 	}
 	nd_buf_adds(b, "</tr>\n");
+	*fp = f;
 }
 
 /* Close the table or list that node kind k does not continue. */
@@ -272,7 +275,7 @@ h_close(nd_buf *b, int k, int *table, int *list)
 
 static void
 h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *table,
-    int *list)
+    int *list, size_t *fp)
 {
 	const char *s = d->text.p + x->off;
 	const struct nd_doc_aux *a = nd_doc_aux_of(d, x);
@@ -317,10 +320,10 @@ h_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *b, int *table,
 	case ND_DOC_TABLE:
 		nd_buf_adds(b, "<table>\n");
 		*table = 1;
-		h_row(d, x, b);
+		h_row(d, x, b, fp);
 		break;
 	case ND_DOC_ROW:
-		h_row(d, x, b);
+		h_row(d, x, b, fp);
 		break;
 	case ND_DOC_FIGURE:
 		nd_buf_add(b, s, x->len);
@@ -344,6 +347,7 @@ nd_doc_html(nd_doc *d, const char *title, nd_buf *b, nd_doc_flush_fn *flush,
     void *ctx)
 {
 	int table = 0, list = 0;
+	size_t fp = 0;
 
 	nd_doc_ids(d);
 	nd_buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta "
@@ -355,7 +359,7 @@ nd_doc_html(nd_doc *d, const char *title, nd_buf *b, nd_doc_flush_fn *flush,
 	for (size_t i = 0; i < d->n; i++) {
 		nd_doc_flush(b, flush, ctx);
 		h_close(b, d->v[i].kind, &table, &list);
-		h_node(d, &d->v[i], b, &table, &list);
+		h_node(d, &d->v[i], b, &table, &list, &fp);
 	}
 	h_close(b, -1, &table, &list);
 	nd_buf_adds(b, h_script);

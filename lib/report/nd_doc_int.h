@@ -78,8 +78,5 @@ void nd_doc_ids(nd_doc *d);
 /* The aux of node x (sections, notes, boxes, HTML paragraphs). */
 struct nd_doc_aux *nd_doc_aux_of(const nd_doc *d,
     const struct nd_doc_node *x);
-/* The first full text at or after text offset off (an index in d->fulls,
- * d->nfulls when none). */
-size_t nd_doc_full_from(const nd_doc *d, size_t off);
 
 #endif
