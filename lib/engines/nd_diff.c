@@ -311,6 +311,7 @@ nd_diff_reader_end_source(nd_diff_reader *r)
 {
 	if (r->cur >= 0)
 		flush_steps(r->s, r->steps);
+	nd_scan_end_source(r->scan);
 	r->cur = -1;
 }
 

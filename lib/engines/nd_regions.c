@@ -999,6 +999,12 @@ eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 	(void)nd_scan_feed(((nd_regions *)self)->sc, ev, si);
 }
 
+static void
+eng_end_source(void *self)
+{
+	nd_scan_end_source(((nd_regions *)self)->sc);
+}
+
 static int
 eng_end_input(void *self)
 {
@@ -1047,6 +1053,7 @@ nd_regions_engine(nd_regions *r, const nd_scan_opts *opts, int merge)
 		.partial_body = partial_body,
 		.npartial_body = 1,
 		.record = eng_record,
+		.end_source = eng_end_source,
 		.end_input = eng_end_input,
 		.restart = eng_restart,
 		.load = eng_load,

@@ -15,7 +15,6 @@ struct nd_scan {
 	size_t nlate, caplate;
 	size_t nlate0;		/* late before this reading */
 	int device_seen;
-	uint32_t src;		/* current source; UINT32_MAX before any */
 	int64_t nsrc;		/* sources seen: highest + 1 */
 	size_t tlen;		/* strlen(res.type) once known */
 	nd_scan_res res;
@@ -88,7 +87,6 @@ static void
 begin(nd_scan *s)
 {
 	s->device_seen = 0;
-	s->src = UINT32_MAX;
 	s->nsrc = 0;
 	s->tlen = 0;
 	s->res.type[0] = '\0';
@@ -190,12 +188,9 @@ nd_scan_feed(nd_scan *s, const nd_event *ev,
 	int is_span;
 	uint64_t user;
 
-	if (ev->source != s->src) {
-		nd_nest_flush_all(s->nest);
-		s->src = ev->source;
-		if ((int64_t)ev->source >= s->nsrc)
-			s->nsrc = (int64_t)ev->source + 1;
-	}
+	/* the caller ends each source (nd_scan_end_source) */
+	if ((int64_t)ev->source >= s->nsrc)
+		s->nsrc = (int64_t)ev->source + 1;
 	if (ev->type == ND_EV_META || ev->type == ND_EV_END ||
 	    !(ev->has & ND_HAS_DUR) || !of_type(s, ev))
 		return ND_SCAN_OK;

@@ -28,8 +28,8 @@
  *   a file, stdin redirected from one, or a pipe.
  *
  * Usage: nd_scan_new, nd_scan_feed for every record, nd_scan_end_source
- * at the end of each source (a change of ev->source also ends one),
- * nd_scan_end_reading at the end of the input, nd_scan_free.
+ * at the end of each source (nd_run's end_source), nd_scan_end_reading at
+ * the end of the input, nd_scan_free.
  */
 #ifndef ND_SCAN_H
 #define ND_SCAN_H

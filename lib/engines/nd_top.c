@@ -974,6 +974,12 @@ eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 	(void)nd_scan_feed(t->sc, ev, si);
 }
 
+static void
+eng_end_source(void *self)
+{
+	nd_scan_end_source(((nd_top *)self)->sc);
+}
+
 static int
 eng_end_input(void *self)
 {
@@ -1030,6 +1036,7 @@ nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
 		.partial_body = partial_body,
 		.npartial_body = sizeof partial_body / sizeof *partial_body,
 		.record = eng_record,
+		.end_source = eng_end_source,
 		.end_input = eng_end_input,
 		.restart = eng_restart,
 		.load = eng_load,
