@@ -20,6 +20,7 @@
 #include "nd_buf.h"
 #include "nd_cli.h"
 #include "nd_event.h"
+#include "nd_err.h"
 #include "nd_in.h"
 #include "nd_json.h"
 #include "nd_out.h"

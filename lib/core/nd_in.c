@@ -1,4 +1,5 @@
 #include "nd_in.h"
+#include "nd_err.h"
 #include "nd_sha256.h"
 #include "nd_spool.h"
 #include "nd_util.h"
@@ -38,6 +39,9 @@ struct nd_in {
 	nd_spool *tee;		/* nd_in_tee */
 	nd_spool *replay;	/* nd_in_replay: read from here, not fd */
 	uint64_t replay_off;
+	const unsigned char *mem;	/* nd_in_open_mem: read from here */
+	size_t mem_len, mem_pos;
+	nd_err err;		/* the first error; reads then return 0 */
 };
 
 /* "16 GiB", "300 MiB" or "1000 bytes": the cap as the user may write it. */
@@ -95,14 +99,16 @@ nd_in_max(void)
 }
 
 /* "NAME: <pre>more than CAP<post>, the input cap (...)" */
-static _Noreturn void
-over_cap(const char *name, const char *pre, const char *post, uint64_t cap)
+static void
+over_cap(nd_err *e, const char *name, const char *pre, const char *post,
+    uint64_t cap)
 {
 	char c[32];
 
 	fmt_size(c, sizeof c, cap);
-	nd_die(ND_EXIT_ERROR, "%s: %smore than %s%s, the input cap (set "
-	    "NDTRACE_MAX_INPUT higher to read it)", name, pre, c, post);
+	nd_err_set(e, name, ND_ERR_NONE, ND_ERR_NONE, "%s: %smore than %s%s, "
+	    "the input cap (set NDTRACE_MAX_INPUT higher to read it)", name,
+	    pre, c, post);
 }
 
 void
@@ -110,13 +116,16 @@ nd_in_check_held(const char *name, uint64_t n, const char *why)
 {
 	uint64_t cap = nd_in_max();
 	char post[256];
+	nd_err e;
 
 	if (n <= cap)
 		return;
 	snprintf(post, sizeof post, " to hold in memory%s%s%s",
 	    why != NULL ? " (" : "", why != NULL ? why : "",
 	    why != NULL ? ")" : "");
-	over_cap(name, "", post, cap);
+	nd_err_clear(&e);
+	over_cap(&e, name, "", post, cap);
+	nd_err_exit(&e);
 }
 
 nd_in *
@@ -125,14 +134,50 @@ nd_in_open(const char *path)
 	nd_in *in = nd_xcalloc(1, sizeof *in);
 
 	in->max = nd_in_max();	/* a bad NDTRACE_MAX_INPUT: before any read */
-
+	nd_err_clear(&in->err);
 	in->name = nd_xstrdup(nd_in_path_name(path));
 	if (strcmp(path, "-") == 0)
 		in->fd = STDIN_FILENO;
-	else if ((in->fd = open(path, O_RDONLY)) < 0)
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	else if ((in->fd = open(path, O_RDONLY)) < 0) {
+		nd_err_errno(&in->err, in->name, "%s", path);
+		in->eof = 1;
+	}
 	in->raw = nd_xmalloc(RAW_BLOCK);
 	return in;
+}
+
+nd_in *
+nd_in_open_mem(const void *p, size_t n, const char *name, int hashed)
+{
+	nd_in *in = nd_xcalloc(1, sizeof *in);
+
+	if (hashed) {
+		nd_sha256_init(&in->sha);
+		in->hashing = 1;
+	}
+	in->max = nd_in_max();
+	nd_err_clear(&in->err);
+	in->name = nd_xstrdup(name);
+	in->fd = -1;
+	in->mem = p;
+	in->mem_len = n;
+	in->raw = nd_xmalloc(RAW_BLOCK);
+	return in;
+}
+
+const nd_err *
+nd_in_err(const nd_in *in)
+{
+	return in->err.code != 0 ? &in->err : NULL;
+}
+
+/* Record the first error and end the input: reads return 0 from now on. */
+static void
+stop(nd_in *in)
+{
+	in->eof = 1;
+	in->gz_end = 1;
+	in->raw_pos = in->raw_len = 0;
 }
 
 nd_in *
@@ -165,6 +210,16 @@ raw_read(nd_in *in, void *buf, size_t n)
 {
 	ssize_t r;
 
+	if (in->mem != NULL || in->fd < 0) {
+		size_t left = in->mem_len - in->mem_pos;
+
+		if (n > left)
+			n = left;
+		if (n > 0)
+			memcpy(buf, in->mem + in->mem_pos, n);
+		in->mem_pos += n;
+		return (ssize_t)n;
+	}
 	if (in->replay != NULL) {
 		uint64_t left = nd_spool_size(in->replay) - in->replay_off;
 
@@ -193,9 +248,12 @@ fill_raw(nd_in *in)
 	if (in->eof)
 		return;
 	r = raw_read(in, in->raw, RAW_BLOCK);
-	if (r < 0)
-		nd_die_errno(ND_EXIT_ERROR, "%s: read error at byte %llu",
+	if (r < 0) {
+		nd_err_errno(&in->err, in->name, "%s: read error at byte %llu",
 		    in->name, (unsigned long long)in->raw_off);
+		stop(in);
+		return;
+	}
 	if (r == 0) {
 		in->eof = 1;
 		return;
@@ -216,8 +274,12 @@ sniff(nd_in *in)
 		unsigned char c = in->raw[0];
 		ssize_t r = raw_read(in, in->raw + 1, RAW_BLOCK - 1);
 
-		if (r < 0)
-			nd_die_errno(ND_EXIT_ERROR, "%s: read error", in->name);
+		if (r < 0) {
+			nd_err_errno(&in->err, in->name, "%s: read error",
+			    in->name);
+			stop(in);
+			return;
+		}
 		if (r == 0) {
 			in->eof = 1;
 			break;
@@ -230,9 +292,13 @@ sniff(nd_in *in)
 	}
 	if (in->raw_len >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
 		in->gz = 1;
-		if (inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK)
-			nd_die(ND_EXIT_ERROR, "%s: cannot start gzip decoder",
+		if (inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK) {
+			in->gz = 0;
+			nd_err_set(&in->err, in->name, ND_ERR_NONE,
+			    ND_ERR_NONE, "%s: cannot start gzip decoder",
 			    in->name);
+			stop(in);
+		}
 	}
 }
 
@@ -246,10 +312,14 @@ read_gz(nd_in *in, unsigned char *buf, size_t n)
 
 		if (in->raw_pos == in->raw_len) {
 			fill_raw(in);
-			if (in->raw_len == 0)
-				nd_die(ND_EXIT_ERROR, "%s: truncated gzip data "
+			if (in->raw_len == 0) {
+				nd_err_set(&in->err, in->name, in->raw_off,
+				    ND_ERR_NONE, "%s: truncated gzip data "
 				    "(input ends at compressed byte %llu)",
 				    in->name, (unsigned long long)in->raw_off);
+				stop(in);
+				break;
+			}
 		}
 		in->zs.next_in = in->raw + in->raw_pos;
 		in->zs.avail_in = (uInt)(in->raw_len - in->raw_pos);
@@ -261,9 +331,12 @@ read_gz(nd_in *in, unsigned char *buf, size_t n)
 			rc = inflate(&in->zs, Z_NO_FLUSH);
 			got += before_out - in->zs.avail_out;
 			in->inflated += before_out - in->zs.avail_out;
-			if (in->inflated > in->max)
-				over_cap(in->name, "gzip data decompresses to ",
-				    "", in->max);
+			if (in->inflated > in->max) {
+				over_cap(&in->err, in->name,
+				    "gzip data decompresses to ", "", in->max);
+				stop(in);
+				return 0;
+			}
 		}
 		in->raw_pos = in->raw_len - in->zs.avail_in;
 		if (rc == Z_STREAM_END) {
@@ -275,17 +348,27 @@ read_gz(nd_in *in, unsigned char *buf, size_t n)
 				inflateReset(&in->zs);
 				continue;
 			}
-			if (in->raw_pos < in->raw_len)
-				nd_die(ND_EXIT_ERROR, "%s: trailing garbage after "
-				    "gzip data at compressed byte %llu", in->name,
-				    (unsigned long long)(in->raw_off - in->raw_len +
-				    in->raw_pos));
+			if (in->raw_pos < in->raw_len) {
+				uint64_t at = in->raw_off - in->raw_len +
+				    in->raw_pos;
+
+				nd_err_set(&in->err, in->name, at, ND_ERR_NONE,
+				    "%s: trailing garbage after gzip data at "
+				    "compressed byte %llu", in->name,
+				    (unsigned long long)at);
+				stop(in);
+				return 0;
+			}
 			in->gz_end = 1;
 		} else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			nd_die(ND_EXIT_ERROR, "%s: corrupt gzip data near "
-			    "compressed byte %llu: %s", in->name,
-			    (unsigned long long)(in->raw_off - in->raw_len +
-			    in->raw_pos), in->zs.msg ? in->zs.msg : "error");
+			uint64_t at = in->raw_off - in->raw_len + in->raw_pos;
+
+			nd_err_set(&in->err, in->name, at, ND_ERR_NONE,
+			    "%s: corrupt gzip data near compressed byte %llu: "
+			    "%s", in->name, (unsigned long long)at,
+			    in->zs.msg ? in->zs.msg : "error");
+			stop(in);
+			return 0;
 		}
 	}
 	return got;
@@ -306,9 +389,12 @@ read_plain(nd_in *in, unsigned char *buf, size_t n)
 			if (n - got >= RAW_BLOCK) {
 				ssize_t r = raw_read(in, buf + got, n - got);
 
-				if (r < 0)
-					nd_die_errno(ND_EXIT_ERROR, "%s: read error",
-					    in->name);
+				if (r < 0) {
+					nd_err_errno(&in->err, in->name,
+					    "%s: read error", in->name);
+					stop(in);
+					return 0;
+				}
 				if (r == 0) {
 					in->eof = 1;
 					break;
@@ -399,8 +485,12 @@ nd_in_slurp(nd_in *in, nd_buf *b)
 			break;
 		b->len += r;
 		b->p[b->len] = '\0';
-		if (b->len > in->max)
-			over_cap(in->name, "", " to hold in memory", in->max);
+		if (b->len > in->max) {
+			over_cap(&in->err, in->name, "", " to hold in memory",
+			    in->max);
+			stop(in);
+			return;
+		}
 	}
 }
 
@@ -448,7 +538,7 @@ nd_in_close(nd_in *in)
 		return;
 	if (in->gz)
 		inflateEnd(&in->zs);
-	if (in->fd != STDIN_FILENO)
+	if (in->fd != STDIN_FILENO && in->fd >= 0)
 		close(in->fd);
 	if (in->hashing)
 		nd_sha256_free(&in->sha);

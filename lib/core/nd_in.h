@@ -4,8 +4,11 @@
  * matter), with the SHA-256 of the bytes as stored and the offset of the
  * decompressed bytes delivered so far (for error messages).
  *
- * I/O and decompression errors are fatal: they are reported as
- * "prog: FILE: message" (with the byte offset where one applies), exit 2.
+ * Errors are values: a file that cannot be opened, a read error, gzip
+ * data that is corrupt or cut, input over the cap end the input (reads
+ * return 0) and nd_in_err() then returns the error, whose message is
+ * "FILE: message" (with the byte offset where one applies).  Every reader
+ * of an nd_in asks nd_in_err() once a read returns 0.
  *
  * Input cap: gzip data may decompress to at most nd_in_max() bytes, and a
  * program holds at most that much of one input in memory (nd_in_slurp,
@@ -18,6 +21,7 @@
 #define ND_IN_H
 
 #include "nd_buf.h"
+#include "nd_err.h"
 #include "nd_spool.h"
 
 #include <stddef.h>
@@ -25,13 +29,19 @@
 
 typedef struct nd_in nd_in;
 
+/* Never NULL: a file that cannot be opened is the input's error. */
 nd_in *nd_in_open(const char *path);
+/* An input over p[0..n) (borrowed, outlives the nd_in), named name in
+ * messages; hashed as nd_in_open_hashed when hashed is set. */
+nd_in *nd_in_open_mem(const void *p, size_t n, const char *name, int hashed);
+/* The input's error, or NULL while there is none. */
+const nd_err *nd_in_err(const nd_in *in);
 /* The same, also hashing the stored bytes for nd_in_sha256 (ingest
  * programs); plain nd_in_open skips the cost. */
 nd_in *nd_in_open_hashed(const char *path);
-/* Read up to n decompressed bytes; 0 at end of input. */
+/* Read up to n decompressed bytes; 0 at end of input or on an error. */
 size_t nd_in_read(nd_in *in, void *buf, size_t n);
-/* Append the whole rest of the input to b. */
+/* Append the whole rest of the input to b (up to an error). */
 void nd_in_slurp(nd_in *in, nd_buf *b);
 const char *nd_in_name(const nd_in *in);	/* as given, "<stdin>" for "-" */
 /* The name of path as nd_in_name gives it, before or after it is read. */

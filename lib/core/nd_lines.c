@@ -94,6 +94,8 @@ nd_lines_next(nd_lines *lr, size_t *len, int *nonl)
 			size_t r = nd_in_read(lr->in, lr->buf + lr->end,
 			    lr->cap - lr->end);
 
+			if (r == 0 && nd_in_err(lr->in) != NULL)
+				nd_err_exit(nd_in_err(lr->in));
 			if (r == 0)
 				lr->eof = 1;
 			lr->end += r;

@@ -49,6 +49,8 @@ kind_of(const nd_memrun *x, const char *path)
 		return K_STREAM;
 	in = nd_in_open(path);
 	n = nd_in_peek(in, c, sizeof c);
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));
 	nd_in_close(in);
 	if (stdin_ && lseek(STDIN_FILENO, off, SEEK_SET) != off)
 		nd_die_errno(ND_EXIT_ERROR, "<stdin>: cannot rewind");
@@ -77,6 +79,8 @@ timeline(nd_mem *mem, const char *path)
 	uint64_t off;
 
 	nd_in_slurp(in, &data);
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));
 	if (nd_memtl_parse(data.p != NULL ? data.p : "", data.len, &tl, msg,
 	    sizeof msg, &off) != 0)
 		nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(in),
@@ -99,6 +103,8 @@ snapshot(nd_memrun *x, const char *path)
 	char msg[512];
 
 	nd_in_slurp(in, &data);
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));
 	pk = nd_pickle_load(data.p != NULL ? data.p : "", data.len, &err);
 	if (pk == NULL)
 		nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(in),

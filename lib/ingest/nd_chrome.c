@@ -118,6 +118,8 @@ more(nd_chrome *c)
 	while (c->len < c->cap && !c->eof) {
 		size_t r = nd_in_read(c->in, c->buf + c->len, c->cap - c->len);
 
+		if (r == 0 && nd_in_err(c->in) != NULL)
+			nd_err_exit(nd_in_err(c->in));
 		if (r == 0)
 			c->eof = 1;
 		c->len += r;

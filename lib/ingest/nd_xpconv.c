@@ -1640,6 +1640,8 @@ input_open(struct input *x, const char *path, int one_thread)
 		nd_buf_reserve(&x->buf, READ_BLOCK);
 		r = nd_in_read(x->in, x->buf.p + x->buf.len,
 		    x->buf.cap - x->buf.len - 1);
+		if (r == 0 && nd_in_err(x->in) != NULL)
+			nd_err_exit(nd_in_err(x->in));
 		if (r == 0)
 			break;
 		x->buf.len += r;

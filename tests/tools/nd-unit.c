@@ -63,6 +63,8 @@ cmd_cat(const char *path)
 
 	while ((r = nd_in_read(in, buf, sizeof buf)) > 0)
 		nd_out_write(o, buf, r);
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));	/* errors are values */
 	nd_out_close(o);
 	nd_in_close(in);
 	return 0;
@@ -75,6 +77,8 @@ cmd_sha256(const char *path)
 	char hex[65];
 
 	nd_in_sha256(in, hex);
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));
 	printf("%s\n", hex);
 	nd_in_close(in);
 	return 0;
@@ -88,6 +92,8 @@ cmd_offset(const char *path)
 
 	while (nd_in_read(in, buf, sizeof buf) > 0)
 		;
+	if (nd_in_err(in) != NULL)
+		nd_err_exit(nd_in_err(in));
 	printf("%llu %s\n", (unsigned long long)nd_in_offset(in),
 	    nd_in_is_gzip(in) ? "gzip" : "plain");
 	nd_in_close(in);

@@ -1,0 +1,69 @@
+#include "nd_err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+nd_err_clear(nd_err *e)
+{
+	e->code = 0;
+	e->off = e->line = ND_ERR_NONE;
+	e->file[0] = e->msg[0] = '\0';
+}
+
+static void
+fill(nd_err *e, const char *file, uint64_t off, uint64_t line)
+{
+	e->code = ND_EXIT_ERROR;
+	e->off = off;
+	e->line = line;
+	snprintf(e->file, sizeof e->file, "%s", file != NULL ? file : "");
+}
+
+int
+nd_err_set(nd_err *e, const char *file, uint64_t off, uint64_t line,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->code != 0)
+		return -1;
+	fill(e, file, off, line);
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+nd_err_errno(nd_err *e, const char *file, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+	size_t n;
+
+	if (e->code != 0)
+		return -1;
+	fill(e, file, ND_ERR_NONE, ND_ERR_NONE);
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	n = strlen(e->msg);
+	snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved));
+	return -1;
+}
+
+void
+nd_err_copy(nd_err *dst, const nd_err *src)
+{
+	if (dst->code == 0 && src->code != 0)
+		*dst = *src;
+}
+
+void
+nd_err_exit(const nd_err *e)
+{
+	nd_die(e->code != 0 ? e->code : ND_EXIT_ERROR, "%s", e->msg);
+}
