@@ -89,9 +89,12 @@ convert_all(const nd_strv *files, const nd_xpconv_opts *opt,
     const char *out)
 {
 	nd_out *o = nd_out_open(out);
+	nd_err err;
 
+	nd_err_clear(&err);
 	for (size_t i = 0; i < files->n; i++)
-		nd_xpconv_convert(files->v[i], opt, o);
+		if (nd_xpconv_convert(files->v[i], opt, o, &err) != 0)
+			nd_err_exit(&err);
 	nd_out_close(o);
 }
 

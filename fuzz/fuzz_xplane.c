@@ -3,26 +3,22 @@
  * xplane2ndjson drives it: the top level, each plane peeked, loaded without
  * then with metadata, every line's events and their stats, the metadata's
  * and the plane's stats, and a restart from an event (nd_xp_events_at).
- * Malformed input must end in nd_die (an outcome: the hook longjmps back
- * and what the decoder had allocated is freed, fuzz_track.h), never in a
- * crash; what is returned must stay
- * inside the buffer and name metadata that exists.
+ * Malformed input must end in an error value (nd_xspace_err: "fuzz: byte
+ * N: ..."), never in a crash or an exit (nd_die is a bug here); every
+ * walk then ends, what was allocated is freed the normal way, and what is
+ * returned must stay inside the buffer and name metadata that exists.
  */
-#include "fuzz_track.h"
 #include "ndtrace.h"
 
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static jmp_buf fail;
-
 static void
-die_hook(int code)
+die_is_a_bug(int code)
 {
 	(void)code;
-	longjmp(fail, 1);
+	abort();	/* the decoder returns its errors */
 }
 
 static const unsigned char *lo, *hi;	/* the buffer */
@@ -56,10 +52,25 @@ stats(nd_xp_statit *si, const nd_xp_plane *pl)
 	}
 }
 
+/* The error, once there is one: a message naming the input and a byte
+ * of it. */
+static int
+failed(const nd_xspace *xs)
+{
+	const nd_err *e = nd_xspace_err(xs);
+
+	if (e == NULL)
+		return 0;
+	if (e->code != ND_EXIT_ERROR || strncmp(e->msg, "fuzz: byte ", 11) !=
+	    0 || e->off > (size_t)(hi - lo))
+		abort();
+	return 1;
+}
+
 static void
 walk(const nd_xspace *xs)
 {
-	for (size_t i = 0; i < xs->nplanes; i++) {
+	for (size_t i = 0; i < xs->nplanes && !failed(xs); i++) {
 		int64_t id;
 		nd_xp_str name, dev;
 		nd_xp_plane *pl;
@@ -71,6 +82,10 @@ walk(const nd_xspace *xs)
 
 		nd_xp_plane_free(nd_xp_plane_load(xs, i, 0));
 		pl = nd_xp_plane_load(xs, i, 1);
+		if (failed(xs)) {
+			nd_xp_plane_free(pl);	/* what it read: freed */
+			return;
+		}
 		for (uint32_t k = 0; k < pl->nevmd; k++) {
 			nd_xp_statit si;
 
@@ -113,7 +128,7 @@ walk(const nd_xspace *xs)
 				nd_xp_event_stats(&si, pl, &ev);
 				stats(&si, pl);
 			}
-			if (second != NULL) {
+			if (second != NULL && !failed(xs)) {
 				/* a restart from the second event sees it first */
 				nd_xp_events_at(&it, pl, ln, second);
 				if (!nd_xp_event_next(&it, &ev) || ev.at != second)
@@ -129,26 +144,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* An exact-size copy: ASan sees any read past the end. */
 	unsigned char *buf = malloc(size > 0 ? size : 1);
+	nd_xspace *xs;
 
 	memcpy(buf, data, size);
 	lo = buf;
 	hi = buf + size;
-	nd_die_hook = die_hook;
-	fz_track_start();
-	if (setjmp(fail) == 0) {
-		nd_xspace *xs = nd_xspace_open(buf, size, "fuzz");
-
-		for (size_t k = 0; k < xs->nerrors; k++)
-			in_buf(xs->errors[k].p, xs->errors[k].n);
-		for (size_t k = 0; k < xs->nhostnames; k++)
-			in_buf(xs->hostnames[k].p, xs->hostnames[k].n);
-		walk(xs);
-		nd_xspace_close(xs);
-		fz_track_stop(0);
-	} else {
-		fz_track_stop(1);	/* an input error: free what it left */
-	}
-	nd_die_hook = NULL;
+	nd_die_hook = die_is_a_bug;
+	xs = nd_xspace_open(buf, size, "fuzz");
+	for (size_t k = 0; k < xs->nerrors; k++)
+		in_buf(xs->errors[k].p, xs->errors[k].n);
+	for (size_t k = 0; k < xs->nhostnames; k++)
+		in_buf(xs->hostnames[k].p, xs->hostnames[k].n);
+	walk(xs);
+	if (size == 0 && !failed(xs))
+		abort();	/* an empty file is an error */
+	nd_xspace_close(xs);
 	free(buf);
 	return 0;
 }

@@ -10,8 +10,12 @@
  * nd_memrun, nd_report_run, ... each an nd_engine), the one driver that
  * feeds them (nd_run: reading, order policy, --merge framing, output),
  * and output written atomically (nd_out).  The fuzzers (fuzz/) include
- * this header alone.  Input errors end the program with one line on
- * stderr and exit status 2 (nd_util.h), as in the programs.
+ * this header alone.  Errors: the readers of profiles (nd_in, the XPlane
+ * decoder and converter, the Chrome reader and Kineto converter, the
+ * pickle and memory-timeline readers) and the record decoder return them
+ * as values (nd_err.h and their own); the stream readers and the engines
+ * behind nd_run still end the program with one line on stderr and exit
+ * status 2 (nd_util.h), as the programs do.
  */
 #ifndef NDTRACE_H
 #define NDTRACE_H

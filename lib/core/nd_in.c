@@ -111,21 +111,19 @@ over_cap(nd_err *e, const char *name, const char *pre, const char *post,
 	    pre, c, post);
 }
 
-void
-nd_in_check_held(const char *name, uint64_t n, const char *why)
+int
+nd_in_check_held(const char *name, uint64_t n, const char *why, nd_err *err)
 {
 	uint64_t cap = nd_in_max();
 	char post[256];
-	nd_err e;
 
 	if (n <= cap)
-		return;
+		return 0;
 	snprintf(post, sizeof post, " to hold in memory%s%s%s",
 	    why != NULL ? " (" : "", why != NULL ? why : "",
 	    why != NULL ? ")" : "");
-	nd_err_clear(&e);
-	over_cap(&e, name, "", post, cap);
-	nd_err_exit(&e);
+	over_cap(err, name, "", post, cap);
+	return -1;
 }
 
 nd_in *

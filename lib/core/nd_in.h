@@ -67,8 +67,9 @@ void nd_in_replay(nd_in *in, nd_spool *sp, uint64_t off);
 /* The cap in bytes (UINT64_MAX: none); an invalid NDTRACE_MAX_INPUT is a
  * usage error (exit 2). */
 uint64_t nd_in_max(void);
-/* Die unless n bytes of input `name` may be held in memory; why, if not
- * NULL, says in the message what the n bytes are. */
-void nd_in_check_held(const char *name, uint64_t n, const char *why);
+/* 0 if n bytes of input `name` may be held in memory, else -1 with err
+ * filled; why, if not NULL, says in the message what the n bytes are. */
+int nd_in_check_held(const char *name, uint64_t n, const char *why,
+    nd_err *err);
 
 #endif

@@ -6,13 +6,15 @@
 #include <string.h>
 
 void
-nd_pb_init(nd_pb *r, const void *buf, size_t n, const char *name)
+nd_pb_init(nd_pb *r, const void *buf, size_t n, const char *name,
+    nd_err *err)
 {
 	r->base = buf;
 	r->p = buf;
 	r->end = r->p + n;
 	r->size = n;
 	r->name = name;
+	r->err = err;
 }
 
 const char *
@@ -44,17 +46,21 @@ looks_utf8_mangled(const nd_pb *r)
 }
 
 void
-nd_pb_fail(const nd_pb *r, const void *at, const char *fmt, ...)
+nd_pb_fail(nd_pb *r, const void *at, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 
+	r->p = r->end;
+	if (nd_pb_failed(r))
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	nd_die(ND_EXIT_ERROR, "%s: byte %zu: %s%s", r->name, nd_pb_off(r, at),
-	    msg, looks_utf8_mangled(r) ? " (the file looks re-encoded as "
-	    "UTF-8 text: its binary bytes were replaced by U+FFFD)" : "");
+	nd_err_set(r->err, r->name, nd_pb_off(r, at), ND_ERR_NONE,
+	    "%s: byte %zu: %s%s", r->name, nd_pb_off(r, at), msg,
+	    looks_utf8_mangled(r) ? " (the file looks re-encoded as UTF-8 "
+	    "text: its binary bytes were replaced by U+FFFD)" : "");
 }
 
 uint64_t
@@ -73,12 +79,15 @@ nd_pb_varint_slow(nd_pb *r)
 			}
 		}
 		nd_pb_fail(r, start, "varint longer than 10 bytes");
+		return 0;
 	}
 	for (int i = 0; i < 10; i++) {
-		if (p >= r->end)
+		if (p >= r->end) {
 			nd_pb_fail(r, start, "truncated varint (the %s ends "
 			    "after %d byte%s of it)", r->end == r->base + r->size ?
 			    "input" : "enclosing message", i, i == 1 ? "" : "s");
+			return 0;
+		}
 		v |= (uint64_t)(*p & 0x7f) << (7 * i);
 		if (*p++ < 0x80) {
 			r->p = p;
@@ -86,6 +95,7 @@ nd_pb_varint_slow(nd_pb *r)
 		}
 	}
 	nd_pb_fail(r, start, "varint longer than 10 bytes");
+	return 0;
 }
 
 static void
@@ -93,29 +103,39 @@ skip_group(nd_pb *r, uint32_t num, const unsigned char *at, int depth)
 {
 	nd_pb_field f;
 
-	if (depth > ND_PB_MAX_GROUP_DEPTH)
+	if (depth > ND_PB_MAX_GROUP_DEPTH) {
 		nd_pb_fail(r, at, "groups nested deeper than %d",
 		    ND_PB_MAX_GROUP_DEPTH);
-	for (;;) {
+		return;
+	}
+	while (!nd_pb_failed(r)) {
 		uint64_t tag;
 
-		if (r->p >= r->end)
+		if (r->p >= r->end) {
 			nd_pb_fail(r, at, "group (field %u) not closed before "
 			    "the end of the enclosing message", (unsigned)num);
+			return;
+		}
 		f.at = r->p;
 		tag = nd_pb_varint(r);
 		f.num = (uint32_t)(tag >> 3);
 		f.wt = (unsigned)(tag & 7);
+		if (nd_pb_failed(r))
+			return;
 		if (f.wt == ND_PB_EGROUP && tag >> 3 == num)
 			return;
-		if (f.wt == ND_PB_EGROUP)
-			nd_pb_fail(r, f.at, "end-group tag of field %llu does not "
-			    "match the open group (field %u)",
+		if (f.wt == ND_PB_EGROUP) {
+			nd_pb_fail(r, f.at, "end-group tag of field %llu does "
+			    "not match the open group (field %u)",
 			    (unsigned long long)(tag >> 3), (unsigned)num);
+			return;
+		}
 		if (f.wt == ND_PB_SGROUP) {
-			if (f.num == 0 || tag >> 32 != 0)
+			if (f.num == 0 || tag >> 32 != 0) {
 				nd_pb_fail(r, f.at, "invalid field number %llu",
 				    (unsigned long long)(tag >> 3));
+				return;
+			}
 			skip_group(r, f.num, f.at, depth + 1);
 			continue;
 		}
@@ -132,22 +152,30 @@ nd_pb_next_slow(nd_pb *r, nd_pb_field *f, uint64_t tag)
 {
 	uint64_t left;
 
-	if (tag >> 3 == 0 || tag >> 32 != 0)
+	if (nd_pb_failed(r))
+		return 0;	/* the tag's varint */
+	if (tag >> 3 == 0 || tag >> 32 != 0) {
 		nd_pb_fail(r, f->at, "invalid field number %llu (wire type %u)",
 		    (unsigned long long)(tag >> 3), f->wt);
+		return 0;
+	}
 	switch (f->wt) {
 	case ND_PB_VARINT:
 		f->v = nd_pb_varint(r);
-		return 1;
+		return !nd_pb_failed(r);
 	case ND_PB_LEN: {
 		const unsigned char *lp = r->p;
 
 		f->v = nd_pb_varint(r);
-		if (f->v > (uint64_t)(r->end - r->p))
+		if (nd_pb_failed(r))
+			return 0;
+		if (f->v > (uint64_t)(r->end - r->p)) {
 			nd_pb_fail(r, lp, "length %llu of field %u runs past the "
 			    "end of the enclosing message (%llu bytes left)",
 			    (unsigned long long)f->v, (unsigned)f->num,
 			    (unsigned long long)(r->end - r->p));
+			return 0;
+		}
 		f->data = r->p;
 		r->p += f->v;
 		return 1;
@@ -157,11 +185,13 @@ nd_pb_next_slow(nd_pb *r, nd_pb_field *f, uint64_t tag)
 		unsigned n = f->wt == ND_PB_I64 ? 8 : 4;
 
 		left = (uint64_t)(r->end - r->p);
-		if (left < n)
+		if (left < n) {
 			nd_pb_fail(r, f->at, "%s field %u runs past the end of "
 			    "the enclosing message (%llu bytes left)",
 			    nd_pb_wt_name(f->wt), (unsigned)f->num,
 			    (unsigned long long)left);
+			return 0;
+		}
 		f->v = 0;
 		for (unsigned i = 0; i < n; i++)
 			f->v |= (uint64_t)r->p[i] << (8 * i);
@@ -173,20 +203,24 @@ nd_pb_next_slow(nd_pb *r, nd_pb_field *f, uint64_t tag)
 		skip_group(r, f->num, f->at, 1);
 		f->v = 0;
 		f->data = NULL;
-		return 1;
+		return !nd_pb_failed(r);
 	case ND_PB_EGROUP:
 		nd_pb_fail(r, f->at, "end-group tag (field %u) without a "
 		    "start-group", (unsigned)f->num);
+		return 0;
 	default:
 		nd_pb_fail(r, f->at, "invalid wire type %u (field %u)", f->wt,
 		    (unsigned)f->num);
+		return 0;
 	}
 }
 
 void
-nd_pb_want_fail(const nd_pb *r, const nd_pb_field *f, unsigned wt,
-    const char *what)
+nd_pb_want_fail(nd_pb *r, nd_pb_field *f, unsigned wt, const char *what)
 {
 	nd_pb_fail(r, f->at, "%s (field %u) has wire type %s, expected %s",
 	    what, (unsigned)f->num, nd_pb_wt_name(f->wt), nd_pb_wt_name(wt));
+	f->wt = wt;
+	f->v = 0;
+	f->data = r->end;
 }

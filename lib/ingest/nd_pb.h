@@ -19,13 +19,18 @@
  * Checks: a varint is at most 10 bytes; a length-delimited payload, a
  * fixed64 or fixed32 must lie within the enclosing message; wire types 6 and
  * 7 and field number 0 are invalid; groups (wire types 3/4, deprecated) are
- * skipped with their nesting checked.  Any violation is fatal:
- * "prog: NAME: byte N: message" on stderr, exit 2, where N is the absolute
- * offset in the buffer (of the tag, or of the bad length).
+ * skipped with their nesting checked.  A violation is an error value
+ * (nd_err.h): the first one is kept in the nd_err the reader was given,
+ * "NAME: byte N: message" where N is the absolute offset in the buffer (of
+ * the tag, or of the bad length), and every reader sharing that nd_err
+ * (sub-readers, slices, iterators) then ends: nd_pb_next returns 0.  A
+ * value read at the failure is 0 and a payload is empty, so callers stay
+ * inside the buffer and ask nd_pb_failed() where they need to know.
  */
 #ifndef ND_PB_H
 #define ND_PB_H
 
+#include "nd_err.h"
 #include "nd_util.h"
 
 #include <stddef.h>
@@ -49,6 +54,7 @@ typedef struct nd_pb {
 	const unsigned char *end;	/* end of this message */
 	size_t size;			/* size of the whole buffer */
 	const char *name;		/* for messages ("-" for stdin) */
+	nd_err *err;			/* shared with its sub-readers */
 } nd_pb;
 
 typedef struct nd_pb_field {
@@ -59,7 +65,14 @@ typedef struct nd_pb_field {
 	const unsigned char *at;	/* the tag */
 } nd_pb_field;
 
-void nd_pb_init(nd_pb *r, const void *buf, size_t n, const char *name);
+void nd_pb_init(nd_pb *r, const void *buf, size_t n, const char *name,
+    nd_err *err);
+
+static inline int
+nd_pb_failed(const nd_pb *r)
+{
+	return r->err->code != 0;
+}
 
 /* A reader over the payload of length-delimited field f of r. */
 static inline void
@@ -85,8 +98,8 @@ nd_pb_off(const nd_pb *r, const void *at)
 	return (size_t)((const unsigned char *)at - r->base);
 }
 
-/* Fatal error at byte `at` of r's buffer. */
-_Noreturn void nd_pb_fail(const nd_pb *r, const void *at, const char *fmt, ...)
+/* An error at byte `at` of r's buffer (the first one is kept); r ends. */
+void nd_pb_fail(nd_pb *r, const void *at, const char *fmt, ...)
     ND_PRINTF(3, 4);
 
 /* Slow paths (out of line). */
@@ -110,7 +123,7 @@ nd_pb_next(nd_pb *r, nd_pb_field *f)
 {
 	uint64_t tag;
 
-	if (r->p >= r->end)
+	if (r->p >= r->end || ND_UNLIKELY(nd_pb_failed(r)))
 		return 0;
 	f->at = r->p;
 	tag = nd_pb_varint(r);
@@ -124,11 +137,13 @@ nd_pb_next(nd_pb *r, nd_pb_field *f)
 		const unsigned char *lp = r->p;
 
 		f->v = nd_pb_varint(r);
-		if (ND_UNLIKELY(f->v > (uint64_t)(r->end - r->p)))
+		if (ND_UNLIKELY(f->v > (uint64_t)(r->end - r->p))) {
 			nd_pb_fail(r, lp, "length %llu of field %u runs past the "
 			    "end of the enclosing message (%llu bytes left)",
 			    (unsigned long long)f->v, (unsigned)f->num,
 			    (unsigned long long)(r->end - r->p));
+			return 0;
+		}
 		f->data = r->p;
 		r->p += f->v;
 		return 1;
@@ -136,12 +151,13 @@ nd_pb_next(nd_pb *r, nd_pb_field *f)
 	return nd_pb_next_slow(r, f, tag);
 }
 
-/* Die unless field f has wire type wt; what names the field for the
- * message, e.g. "XLine.events". */
-void nd_pb_want_fail(const nd_pb *r, const nd_pb_field *f, unsigned wt,
+/* An error unless field f has wire type wt (what names the field for
+ * the message, e.g. "XLine.events"); f is then made an empty field of
+ * that type, so what the caller does with it stays harmless. */
+void nd_pb_want_fail(nd_pb *r, nd_pb_field *f, unsigned wt,
     const char *what);
 static inline void
-nd_pb_want(const nd_pb *r, const nd_pb_field *f, unsigned wt, const char *what)
+nd_pb_want(nd_pb *r, nd_pb_field *f, unsigned wt, const char *what)
 {
 	if (ND_UNLIKELY(f->wt != wt))
 		nd_pb_want_fail(r, f, wt, what);

@@ -645,8 +645,9 @@ md_prepare(struct plane_ctx *pc, uint32_t k, int own_scope)
 
 /* own_scope: the plane has framework op lines, whose ops take their scope
  * from their own name when they have no tf_op or name stat. */
-static void
-plane_ctx_init(struct plane_ctx *pc, nd_xp_plane *pl, int own_scope)
+static int
+plane_ctx_init(struct plane_ctx *pc, nd_xp_plane *pl, int own_scope,
+    nd_err *err)
 {
 	nd_intern *names = nd_intern_new();
 	uint32_t ln;
@@ -682,16 +683,18 @@ plane_ctx_init(struct plane_ctx *pc, nd_xp_plane *pl, int own_scope)
 		pc->smc[k].scope_len = (uint32_t)scope_frag(&pc->scope_tmp,
 		    nm.p, nm.n, &pc->arena, &uncounted);
 	}
+	pc->cs = nd_xcalloc(1, sizeof *pc->cs);
+	pthread_mutex_init(&pc->cs->mu, NULL);
+	pc->cs->map = nd_map64_new();
 	for (uint32_t k = 0; k < pl->nevmd; k++) {
 		md_prepare(pc, k, own_scope);
 		/* The caches' offsets are 32-bit. */
 		if (pc->arena.len > UINT32_MAX)
-			nd_die(ND_EXIT_ERROR, "%s: plane '%s': its metadata make "
+			return nd_err_set(err, pl->r.name, ND_ERR_NONE,
+			    ND_ERR_NONE, "%s: plane '%s': its metadata make "
 			    "more than 4 GiB of JSON", pl->r.name, pc->process);
 	}
-	pc->cs = nd_xcalloc(1, sizeof *pc->cs);
-	pthread_mutex_init(&pc->cs->mu, NULL);
-	pc->cs->map = nd_map64_new();
+	return 0;
 }
 
 static void
@@ -1362,8 +1365,8 @@ sort_line(struct line_ctx *lc, const nd_xp_plane *pl, struct counts *n)
 }
 
 /* Write the selected lines of plane i. */
-static void
-write_plane(nd_out *o, struct src *s, size_t i)
+static int
+write_plane(nd_out *o, struct src *s, size_t i, nd_err *err)
 {
 	struct pinfo *p = &s->pi[i];
 	nd_xp_plane *pl = p->pl;
@@ -1377,7 +1380,11 @@ write_plane(nd_out *o, struct src *s, size_t i)
 		if (p->lines[j].selected &&
 		    line_kind(pl, &pl->lines[j]) == C_FRAMEWORK)
 			own = 1;
-	plane_ctx_init(&pc, pl, own);
+	if (plane_ctx_init(&pc, pl, own, err) != 0) {
+		plane_ctx_free(&pc);
+		free(lcs);
+		return -1;
+	}
 	pc.o = s->o;
 	memset(&q, 0, sizeof q);
 	q.pc = &pc;
@@ -1420,6 +1427,7 @@ write_plane(nd_out *o, struct src *s, size_t i)
 		nd_buf_free(&q.buf[k]);
 	s->n.clipped += pc.clipped;
 	plane_ctx_free(&pc);
+	return 0;
 }
 
 /* ---------- the validating pass ---------- */
@@ -1427,7 +1435,7 @@ write_plane(nd_out *o, struct src *s, size_t i)
 /* Walk every event and stat of a line (the walker checks the wire format
  * and every metadata reference), note whether the line is in order and
  * where its chunks of CHUNK events start. */
-static void
+static int
 check_line(const struct src *s, const nd_xp_plane *pl, size_t j,
     struct linfo *li)
 {
@@ -1465,6 +1473,7 @@ check_line(const struct src *s, const nd_xp_plane *pl, size_t j,
 		lts = ts;
 		ldur = dur;
 	}
+	return nd_xspace_err(s->xs) != NULL ? -1 : 0;
 }
 
 /* ---------- input ---------- */
@@ -1569,9 +1578,9 @@ start_hashing(struct input *x)
 /* held: the bytes read so far; growing: more may come, of a size not
  * known (a pipe, gzip data), so that a field longer than the cap is
  * refused now rather than when the cap is reached. */
-static void
+static int
 check_tally(const char *name, const nd_xp_tally *t, uint64_t held,
-    int growing)
+    int growing, nd_err *err)
 {
 	uint64_t tables = t->planes * PLANE_COST + t->lines * LINE_COST +
 	    t->metadata * MD_COST;
@@ -1580,17 +1589,21 @@ check_tally(const char *name, const nd_xp_tally *t, uint64_t held,
 	if (growing && t->need > held) {
 		snprintf(why, sizeof why, "the field at byte %zu claims %llu "
 		    "bytes", t->pos, (unsigned long long)(t->need - t->pos));
-		nd_in_check_held(name, t->need, why);
+		if (nd_in_check_held(name, t->need, why, err) != 0)
+			return -1;
 	}
 	snprintf(why, sizeof why, "the file and the tables of its %llu "
 	    "planes, %llu lines and %llu metadata",
 	    (unsigned long long)t->planes, (unsigned long long)t->lines,
 	    (unsigned long long)t->metadata);
-	nd_in_check_held(name, held + tables, tables > 0 ? why : NULL);
+	return nd_in_check_held(name, held + tables, tables > 0 ? why : NULL,
+	    err);
 }
 
-static void
-input_open(struct input *x, const char *path, int one_thread)
+static int input_read(struct input *, int, nd_err *);
+
+static int
+input_open(struct input *x, const char *path, int one_thread, nd_err *err)
 {
 	int fd, growing = 1;
 	struct stat sb;
@@ -1603,10 +1616,13 @@ input_open(struct input *x, const char *path, int one_thread)
 		int reg = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
 		    sb.st_size >= 0;
 
-		if (reg) {
-			nd_in_check_held(path, (uint64_t)sb.st_size, NULL);
-			growing = 0;	/* its size is known */
+		if (reg && nd_in_check_held(path, (uint64_t)sb.st_size, NULL,
+		    err) != 0) {
+			close(fd);
+			return -1;
 		}
+		if (reg)
+			growing = 0;	/* its size is known */
 		if (reg && sb.st_size >= BIG_INPUT &&
 		    (uint64_t)sb.st_size < SIZE_MAX / 2 &&
 		    pread(fd, magic, 2, 0) == 2 &&
@@ -1622,33 +1638,42 @@ input_open(struct input *x, const char *path, int one_thread)
 			x->p = x->map;
 			x->n = x->maplen;
 			start_hashing(x);
-			return;
+			return 0;
 		}
 	}
 	if (strcmp(path, "-") == 0 && fstat(STDIN_FILENO, &sb) == 0 &&
 	    S_ISREG(sb.st_mode))
 		growing = 0;
 	x->in = nd_in_open_hashed(path);
+	return input_read(x, growing, err);
+}
+
+/* Read x->in whole, the top level checked and its tables counted as it
+ * arrives: an invalid field (/dev/zero: at byte 0) stops the reading once
+ * the bytes its error message looks at are in, and a file too big for the
+ * cap is refused before it is all held. */
+static int
+input_read(struct input *x, int growing, nd_err *err)
+{
 	x->name = nd_in_name(x->in);
-	/* Read whole, the top level checked and its tables counted as it
-	 * arrives: an invalid field (/dev/zero: at byte 0) stops the reading
-	 * once the bytes its error message looks at are in, and a file too
-	 * big for the cap is refused before it is all held. */
 	for (;;) {
 		size_t r;
 
 		nd_buf_reserve(&x->buf, READ_BLOCK);
 		r = nd_in_read(x->in, x->buf.p + x->buf.len,
 		    x->buf.cap - x->buf.len - 1);
-		if (r == 0 && nd_in_err(x->in) != NULL)
-			nd_err_exit(nd_in_err(x->in));
+		if (r == 0 && nd_in_err(x->in) != NULL) {
+			nd_err_copy(err, nd_in_err(x->in));
+			return -1;
+		}
 		if (r == 0)
 			break;
 		x->buf.len += r;
 		x->buf.p[x->buf.len] = '\0';
 		nd_xspace_tally(&x->tally, x->buf.p, x->buf.len);
-		check_tally(x->name, &x->tally, x->buf.len, growing ||
-		    nd_in_is_gzip(x->in));
+		if (check_tally(x->name, &x->tally, x->buf.len, growing ||
+		    nd_in_is_gzip(x->in), err) != 0)
+			return -1;
 		if (x->tally.bad && x->buf.len >= 65536 &&
 		    x->buf.len - x->tally.pos >= 64) {
 			x->cut = 1;
@@ -1659,6 +1684,7 @@ input_open(struct input *x, const char *path, int one_thread)
 		nd_in_sha256(x->in, x->sha);
 	x->p = (const unsigned char *)(x->buf.p != NULL ? x->buf.p : "");
 	x->n = x->buf.len;
+	return 0;
 }
 
 /* The SHA-256 of the stored bytes (waits for the hashing thread). */
@@ -1922,7 +1948,7 @@ unique_pids(struct src *s, int64_t maxpid)
 }
 
 /* The first pass: line headers of every plane; origin, pid and tid. */
-static void
+static int
 scan_headers(struct src *s)
 {
 	nd_xspace *xs = s->xs;
@@ -1939,6 +1965,10 @@ scan_headers(struct src *s)
 		nd_xp_plane_peek(xs, i, &id, &name);
 		p->selected = plane_selected(s->o, name);
 		pl = nd_xp_plane_load(xs, i, p->selected);
+		if (nd_xspace_err(xs) != NULL) {
+			nd_xp_plane_free(pl);
+			return -1;
+		}
 		if (p->selected)
 			note_device(s, pl);
 		p->nlines = pl->nlines;
@@ -1978,11 +2008,12 @@ scan_headers(struct src *s)
 	unique_pids(s, maxpid);
 	if (!have_origin)
 		s->origin = 0;
+	return 0;
 }
 
 /* origin_ns: newer profilers store line times relative to the profile
  * start, kept in the "Task Environment" plane's profile_start_time. */
-static void
+static int
 find_start(struct src *s, uint64_t *start, int *has)
 {
 	nd_xspace *xs = s->xs;
@@ -2012,6 +2043,7 @@ find_start(struct src *s, uint64_t *start, int *has)
 			}
 		nd_xp_plane_free(pl);
 	}
+	return nd_xspace_err(xs) != NULL ? -1 : 0;
 }
 
 static const char *
@@ -2041,8 +2073,8 @@ host_of(struct src *s, nd_buf *tmp)
 	return tmp->p;
 }
 
-static void
-refuse_json(const char *name, const unsigned char *p, size_t n)
+static int
+refuse_json(const char *name, const unsigned char *p, size_t n, nd_err *err)
 {
 	size_t i = 0, j;
 
@@ -2052,7 +2084,7 @@ refuse_json(const char *name, const unsigned char *p, size_t n)
 	    p[i] == '\r'))
 		i++;
 	if (i >= n || (p[i] != '{' && p[i] != '['))
-		return;
+		return 0;
 	j = i + 1;
 	while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\n' ||
 	    p[j] == '\r'))
@@ -2060,9 +2092,10 @@ refuse_json(const char *name, const unsigned char *p, size_t n)
 	if (j >= n || p[j] == '"' || p[j] == '}' || p[j] == ']' ||
 	    p[j] == '{' || p[j] == '[' || p[j] == '-' ||
 	    (p[j] >= '0' && p[j] <= '9'))
-		nd_die(ND_EXIT_ERROR, "%s: byte %zu: this is JSON text (a Chrome "
-		    "or Perfetto trace?), not an XPlane protobuf: use "
-		    "chrome2ndjson", name, i);
+		return nd_err_set(err, name, i, ND_ERR_NONE, "%s: byte %zu: "
+		    "this is JSON text (a Chrome or Perfetto trace?), not an "
+		    "XPlane protobuf: use chrome2ndjson", name, i);
+	return 0;
 }
 
 /* The file's errors and warnings go into the end record, which must stay
@@ -2153,92 +2186,142 @@ write_end(nd_out *o, const struct src *s, const char *sha)
 	nd_buf_free(&tmp);
 }
 
-void
-nd_xpconv_convert(const char *path, const nd_xpconv_opts *opts, nd_out *o)
+/* Check the input and validate every selected line: nothing is written
+ * before this returns 0. */
+static int
+validate(struct src *s, struct input *x, nd_err *err)
+{
+	uint64_t start = 0;
+
+	if (refuse_json(x->name, x->p, x->n, err) != 0)
+		return -1;
+	nd_xspace_tally(&x->tally, x->p, x->n);	/* a mapped file: all of it */
+	if (check_tally(x->name, &x->tally, x->n, 0, err) != 0)
+		return -1;
+	s->xs = nd_xspace_open(x->p, x->n, x->name);
+	if (nd_xspace_err(s->xs) == NULL && x->cut)
+		/* cannot happen: the walk stops at that field */
+		return nd_err_set(err, x->name, x->tally.pos, ND_ERR_NONE,
+		    "%s: byte %zu: invalid XSpace field", x->name,
+		    x->tally.pos);
+	if (nd_xspace_err(s->xs) != NULL || scan_headers(s) != 0 ||
+	    find_start(s, &start, &s->has_start) != 0)
+		goto fail;
+	s->origin_relative = s->origin < RELATIVE_BEFORE;
+	s->origin_ns = s->origin;
+	if (s->origin_relative && s->has_start &&
+	    (start > (uint64_t)INT64_MAX || __builtin_add_overflow(
+	    (int64_t)start, s->origin, &s->origin_ns))) {
+		s->origin_ns = s->origin;	/* an absurd start: ignore it */
+		s->has_start = 0;
+	}
+	for (size_t i = 0; i < s->xs->nplanes; i++) {
+		nd_xp_plane *pl;
+
+		if ((pl = s->pi[i].pl) == NULL)
+			continue;
+		for (size_t j = 0; j < pl->nlines; j++)
+			if (s->pi[i].lines[j].selected &&
+			    check_line(s, pl, j, &s->pi[i].lines[j]) != 0)
+				goto fail;
+	}
+	return 0;
+fail:
+	nd_err_copy(err, nd_xspace_err(s->xs));
+	return -1;
+}
+
+/* The meta record, the selected planes' records, the end record. */
+static int
+write_all(nd_out *o, struct src *s, struct input *x, nd_err *err)
+{
+	nd_buf tmp = ND_BUF_INIT;
+	const char *host = host_of(s, &tmp);
+
+	if (s->devs.len > 0)
+		nd_buf_addc(&s->devs, '}');
+	nd_meta_write_devices(nd_out_buf(o), s->path, "xplane", s->origin_ns,
+	    host, 0, 0, s->devs.p, s->devs.len);
+	nd_out_commit(o);
+	nd_buf_free(&tmp);
+	for (size_t i = 0; i < s->xs->nplanes; i++) {
+		struct pinfo *p = &s->pi[i];
+
+		if (!p->selected) {
+			s->n.fplanes++;
+			s->n.flines += p->nlines;
+			continue;
+		}
+		s->n.planes++;
+		for (size_t j = 0; j < p->nlines; j++) {
+			if (p->lines[j].selected)
+				s->n.lines++;
+			else
+				s->n.flines++;
+		}
+		if (p->pl == NULL)
+			continue;	/* no events in its selected lines */
+		if (write_plane(o, s, i, err) != 0)
+			return -1;
+		nd_xp_plane_free(p->pl);
+		p->pl = NULL;
+	}
+	write_end(o, s, input_sha(x));
+	return 0;
+}
+
+/* The input x read (rc 0) or not: converted, then closed. */
+static int
+convert(struct input *x, int rc, const char *path, const nd_xpconv_opts *opts,
+    nd_out *o, nd_err *err)
 {
 	struct src s;
-	struct input x;
-	nd_buf tmp = ND_BUF_INIT;
-	uint64_t start = 0;
-	const char *host;
 	nd_xpconv_opts oo = *opts;
 
 	memset(&s, 0, sizeof s);
 	s.path = path;
 	s.o = &oo;
 	s.filtering = oo.planes != NULL || oo.lines != NULL || oo.device_only;
-	input_open(&x, path, oo.one_thread);
-	refuse_json(x.name, x.p, x.n);
-	nd_xspace_tally(&x.tally, x.p, x.n);	/* a mapped file: all of it */
-	check_tally(x.name, &x.tally, x.n, 0);
-	s.xs = nd_xspace_open(x.p, x.n, x.name);
-	if (x.cut)	/* cannot happen: the walk stops at that field */
-		nd_die(ND_EXIT_ERROR, "%s: byte %zu: invalid XSpace field",
-		    x.name, x.tally.pos);
-
-	scan_headers(&s);
-	find_start(&s, &start, &s.has_start);
-	s.origin_relative = s.origin < RELATIVE_BEFORE;
-	s.origin_ns = s.origin;
-	if (s.origin_relative && s.has_start &&
-	    (start > (uint64_t)INT64_MAX || __builtin_add_overflow(
-	    (int64_t)start, s.origin, &s.origin_ns))) {
-		s.origin_ns = s.origin;		/* an absurd start: ignore it */
-		s.has_start = 0;
-	}
-
-	/* Validate every selected line before writing anything. */
-	for (size_t i = 0; i < s.xs->nplanes; i++) {
-		nd_xp_plane *pl;
-
-		if ((pl = s.pi[i].pl) == NULL)
-			continue;
-		for (size_t j = 0; j < pl->nlines; j++)
-			if (s.pi[i].lines[j].selected)
-				check_line(&s, pl, j, &s.pi[i].lines[j]);
-	}
-
-	host = host_of(&s, &tmp);
-	if (s.devs.len > 0)
-		nd_buf_addc(&s.devs, '}');
-	nd_meta_write_devices(nd_out_buf(o), path, "xplane", s.origin_ns, host,
-	    0, 0, s.devs.p, s.devs.len);
-	nd_out_commit(o);
-	if (oo.rules == NULL)
+	if (rc == 0)
+		rc = validate(&s, x, err);
+	if (rc == 0 && oo.rules == NULL)
 		oo.rules = nd_rules_default();	/* before the threads */
-	for (size_t i = 0; i < s.xs->nplanes; i++) {
-		struct pinfo *p = &s.pi[i];
-
-		if (!p->selected) {
-			s.n.fplanes++;
-			s.n.flines += p->nlines;
-			continue;
-		}
-		s.n.planes++;
-		for (size_t j = 0; j < p->nlines; j++) {
-			if (p->lines[j].selected)
-				s.n.lines++;
-			else
-				s.n.flines++;
-		}
-		if (p->pl == NULL)
-			continue;	/* no events in its selected lines */
-		write_plane(o, &s, i);
-		nd_xp_plane_free(p->pl);
-		p->pl = NULL;
-	}
-	write_end(o, &s, input_sha(&x));
-
-	for (size_t i = 0; i < s.xs->nplanes; i++) {
+	if (rc == 0)
+		rc = write_all(o, &s, x, err);
+	for (size_t i = 0; s.pi != NULL && i < s.xs->nplanes; i++) {
 		for (size_t j = 0; j < s.pi[i].nlines; j++)
 			free(s.pi[i].lines[j].chunk);
 		free(s.pi[i].lines);
+		nd_xp_plane_free(s.pi[i].pl);
 	}
 	free(s.pi);
 	nd_buf_free(&s.devs);
 	nd_intern_free(s.devkeys);
 	nd_xspace_close(s.xs);
-	nd_buf_free(&tmp);
-	input_close(&x);
+	input_close(x);
+	return rc;
 }
 
+int
+nd_xpconv_convert(const char *path, const nd_xpconv_opts *o, nd_out *out,
+    nd_err *err)
+{
+	struct input x;
+	int rc = input_open(&x, path, o->one_thread, err);
+
+	return convert(&x, rc, path, o, out, err);
+}
+
+int
+nd_xpconv_convert_mem(const void *p, size_t n, const char *name,
+    const nd_xpconv_opts *o, nd_out *out, nd_err *err)
+{
+	struct input x;
+	int rc;
+
+	memset(&x, 0, sizeof x);
+	x.one_thread = o->one_thread;
+	x.in = nd_in_open_mem(p, n, name, 1);
+	rc = input_read(&x, 0, err);
+	return convert(&x, rc, name, o, out, err);
+}

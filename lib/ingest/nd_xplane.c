@@ -173,11 +173,14 @@ fast_len(nd_pb *r, uint64_t *n, unsigned field)
 	const unsigned char *lp = r->p, *data;
 
 	*n = fast_varint(r);
-	if (ND_UNLIKELY(*n > (uint64_t)(r->end - r->p)))
+	if (ND_UNLIKELY(*n > (uint64_t)(r->end - r->p))) {
 		nd_pb_fail(r, lp, "length %llu of field %u runs past the end of "
 		    "the enclosing message (%llu bytes left)",
 		    (unsigned long long)*n, field,
 		    (unsigned long long)(r->end - r->p));
+		*n = 0;
+		return r->end;
+	}
 	data = r->p;
 	r->p += *n;
 	return data;
@@ -337,7 +340,8 @@ nd_xspace_open(const void *buf, size_t n, const char *name)
 	size_t cap_planes = 0, cap_e = 0, cap_w = 0, cap_h = 0;
 	nd_pb_field f;
 
-	nd_pb_init(&xs->r, buf, n, name);
+	nd_err_clear(&xs->err);
+	nd_pb_init(&xs->r, buf, n, name, &xs->err);
 	if (n == 0)
 		nd_pb_fail(&xs->r, buf, "empty file (no XSpace in it)");
 	while (nd_pb_next(&xs->r, &f)) {
@@ -367,6 +371,12 @@ nd_xspace_open(const void *buf, size_t n, const char *name)
 		}
 	}
 	return xs;
+}
+
+const nd_err *
+nd_xspace_err(const nd_xspace *xs)
+{
+	return xs->err.code != 0 ? &xs->err : NULL;
 }
 
 void
@@ -611,10 +621,12 @@ nd_xp_plane_load(const nd_xspace *xs, size_t i, int want_metadata)
 				break;
 			key = parse_map_entry(&r, &f, &vf,
 			    "XPlane.event_metadata entry");
+			if (pl->nevmd == UINT32_MAX - 1) {
+				nd_pb_fail(&r, f.at, "too many metadata");
+				break;
+			}
 			k = idmap_put(pl->ev_map, key, pl->nevmd, &isnew);
 			if (isnew) {
-				if (pl->nevmd == UINT32_MAX - 1)
-					nd_pb_fail(&r, f.at, "too many metadata");
 				nd_grow(&pl->evmd, &cap_ev, pl->nevmd + 1,
 				    sizeof *pl->evmd);
 				k = pl->nevmd++;
@@ -636,10 +648,12 @@ nd_xp_plane_load(const nd_xspace *xs, size_t i, int want_metadata)
 				break;
 			key = parse_map_entry(&r, &f, &vf,
 			    "XPlane.stat_metadata entry");
+			if (pl->nstatmd == UINT32_MAX - 1) {
+				nd_pb_fail(&r, f.at, "too many metadata");
+				break;
+			}
 			k = idmap_put(pl->st_map, key, pl->nstatmd, &isnew);
 			if (isnew) {
-				if (pl->nstatmd == UINT32_MAX - 1)
-					nd_pb_fail(&r, f.at, "too many metadata");
 				nd_grow(&pl->statmd, &cap_st, pl->nstatmd + 1,
 				    sizeof *pl->statmd);
 				k = pl->nstatmd++;
@@ -723,7 +737,7 @@ missing_plane_name(const nd_xp_plane *pl, char *buf, size_t n)
 }
 
 static void
-event_field(nd_pb *s, const nd_pb_field *f, nd_xp_event *ev, int64_t *mdid)
+event_field(nd_pb *s, nd_pb_field *f, nd_xp_event *ev, int64_t *mdid)
 {
 	switch (f->num) {
 	case XEVENT_MD:
@@ -766,7 +780,7 @@ nd_xp_event_next(nd_xp_evit *it, nd_xp_event *ev)
 		const unsigned char *data;
 		uint64_t n;
 
-		if (it->r.p >= it->r.end)
+		if (it->r.p >= it->r.end || nd_pb_failed(&it->r))
 			return 0;
 		if (*it->r.p == (XLINE_EVENTS << 3 | ND_PB_LEN)) {
 			ev->at = it->r.p++;
@@ -817,6 +831,8 @@ nd_xp_event_next(nd_xp_evit *it, nd_xp_event *ev)
 				break;
 			event_field(&s, &f, ev, &mdid);
 		}
+		if (ND_UNLIKELY(nd_pb_failed(&it->r)))
+			return 0;	/* an error inside the event */
 		ev->md = idmap_find(it->pl->ev_map, mdid);
 		if (ND_UNLIKELY(ev->md == UINT32_MAX)) {
 			char pn[128];
@@ -824,6 +840,7 @@ nd_xp_event_next(nd_xp_evit *it, nd_xp_event *ev)
 			missing_plane_name(it->pl, pn, sizeof pn);
 			nd_pb_fail(&it->r, ev->at, "event metadata id %lld is "
 			    "not defined in plane '%s'", (long long)mdid, pn);
+			return 0;
 		}
 		return 1;
 	}
@@ -876,7 +893,7 @@ stats_owner(uint32_t field)
 }
 
 static void
-stat_field(nd_pb *s, const nd_pb_field *f, nd_xp_stat *st, int64_t *mdid,
+stat_field(nd_pb *s, nd_pb_field *f, nd_xp_stat *st, int64_t *mdid,
     int *has_ref, uint64_t *ref)
 {
 	switch (f->num) {
@@ -936,7 +953,7 @@ nd_xp_stat_next(nd_xp_statit *it, nd_xp_stat *st)
 		uint64_t ref = 0, n;
 		const unsigned char *data;
 
-		if (it->r.p >= it->r.end)
+		if (it->r.p >= it->r.end || nd_pb_failed(&it->r))
 			return 0;
 		if (*it->r.p == stag) {
 			st->at = it->r.p++;
@@ -991,6 +1008,8 @@ nd_xp_stat_next(nd_xp_statit *it, nd_xp_stat *st)
 				break;
 			stat_field(&s, &f, st, &mdid, &has_ref, &ref);
 		}
+		if (ND_UNLIKELY(nd_pb_failed(&it->r)))
+			return 0;	/* an error inside the stat */
 		st->md = idmap_find(it->pl->st_map, mdid);
 		if (ND_UNLIKELY(st->md == UINT32_MAX)) {
 			char pn[128];
@@ -998,6 +1017,7 @@ nd_xp_stat_next(nd_xp_statit *it, nd_xp_stat *st)
 			missing_plane_name(it->pl, pn, sizeof pn);
 			nd_pb_fail(&it->r, st->at, "stat metadata id %lld is not "
 			    "defined in plane '%s'", (long long)mdid, pn);
+			return 0;
 		}
 		if (has_ref) {
 			st->v.ref = idmap_find(it->pl->st_map, (int64_t)ref);
@@ -1008,6 +1028,7 @@ nd_xp_stat_next(nd_xp_statit *it, nd_xp_stat *st)
 				nd_pb_fail(&it->r, st->at, "stat ref_value %llu "
 				    "is not a stat metadata id of plane '%s'",
 				    (unsigned long long)ref, pn);
+				return 0;
 			}
 		}
 		return 1;

@@ -23,9 +23,12 @@
  * Strings are slices of the buffer (not NUL-terminated, not validated as
  * UTF-8).  Metadata ids are resolved to dense indexes when a plane is
  * loaded; an event or stat that names a metadata id the plane does not
- * define, and any malformed wire data, is fatal ("prog: NAME: byte N:
- * message", exit 2).  Memory: the plane's metadata tables and line headers,
- * nothing per event.
+ * define, and any malformed wire data, is an error value ("NAME: byte N:
+ * message", nd_pb.h): the XSpace keeps the first, every walk over it then
+ * ends (a load returns what it read, an iterator returns 0), and
+ * nd_xspace_err() returns it.  A caller asks nd_xspace_err() after each
+ * step it trusts the result of.  Memory: the plane's metadata tables and
+ * line headers, nothing per event.
  *
  * Ownership: nd_xspace_open and nd_xp_plane_load return objects the caller
  * frees (nd_xspace_close, nd_xp_plane_free); everything else points into
@@ -52,6 +55,7 @@ typedef struct nd_xp_raw {
 
 typedef struct nd_xspace {
 	nd_pb r;			/* over the whole buffer */
+	nd_err err;			/* the first error of any walk */
 	size_t nplanes;
 	nd_xp_raw *planes;		/* each plane's encoded message */
 	nd_xp_str *errors, *warnings, *hostnames;
@@ -160,8 +164,11 @@ typedef struct nd_xp_tally {
 void nd_xspace_tally(nd_xp_tally *t, const void *buf, size_t n);
 
 /* Parse the top level: the planes' extents, errors, warnings, hostnames.
- * An empty buffer is an error (an XSpace with nothing in it). */
+ * An empty buffer is an error (an XSpace with nothing in it).  Never NULL:
+ * the errors are nd_xspace_err()'s. */
 nd_xspace *nd_xspace_open(const void *buf, size_t n, const char *name);
+/* The first error met in any walk of xs, or NULL. */
+const nd_err *nd_xspace_err(const nd_xspace *xs);
 void nd_xspace_close(nd_xspace *xs);
 
 /* The id and name of plane i, without loading it. */

@@ -356,8 +356,11 @@ cmd_ingest(char **argv, int argc)
 		nd_in_close(in);
 	} else if (argc == 2 && strcmp(argv[0], "xplane") == 0) {
 		nd_xpconv_opts o = { .one_thread = 1 };
+		nd_err err;
 
-		nd_xpconv_convert(argv[1], &o, out);
+		nd_err_clear(&err);
+		if (nd_xpconv_convert(argv[1], &o, out, &err) != 0)
+			nd_err_exit(&err);
 	} else
 		nd_die(2, "usage: nd-unit ingest chrome|xplane FILE [BUDGET]");
 	nd_out_close(out);
