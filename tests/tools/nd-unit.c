@@ -19,6 +19,8 @@
  *   nd-unit map64 N             nd_map64 insert/delete/lookup self-check
  *   nd-unit out FILE TEXT       nd_out atomic write of TEXT
  *   nd-unit out-fail FILE       nd_out: write then die (no file must remain)
+ *   nd-unit xperr FILE...       nd_xpconv_convert_mem of each file in one
+ *                               process: "FILE: ok" or the error value
  *   nd-unit device FILE...      nd_event_kind per span: "KIND\tNAME" with
  *                               KIND host, device or annot
  *   nd-unit ingest KIND FILE [BUDGET]  the ingest engines on one thread:
@@ -367,6 +369,35 @@ cmd_ingest(char **argv, int argc)
 	return 0;
 }
 
+/* Each XPlane file's bytes converted in this one process (to /dev/null):
+ * "FILE: ok" or "FILE: error at byte OFF: MSG", the error a value the
+ * process goes on after. */
+static int
+cmd_xperr(char **paths, int n)
+{
+	nd_xpconv_opts o = { .one_thread = 1 };
+
+	for (int i = 0; i < n; i++) {
+		nd_in *in = nd_in_open(paths[i]);
+		nd_buf data = ND_BUF_INIT;
+		nd_out *out = nd_out_open("/dev/null");
+		nd_err err;
+
+		nd_in_slurp(in, &data);
+		nd_err_clear(&err);
+		if (nd_xpconv_convert_mem(data.p != NULL ? data.p : "",
+		    data.len, paths[i], &o, out, &err) == 0)
+			printf("%s: ok\n", paths[i]);
+		else
+			printf("%s: error at byte %llu: %s\n", paths[i],
+			    (unsigned long long)err.off, err.msg);
+		nd_out_close(out);
+		nd_buf_free(&data);
+		nd_in_close(in);
+	}
+	return 0;
+}
+
 static uint64_t unit_rng = 88172645463325252ULL;
 
 static uint64_t
@@ -673,5 +704,7 @@ main(int argc, char **argv)
 		pause();
 		return 0;
 	}
+	if (strcmp(argv[1], "xperr") == 0 && argc >= 3)
+		return cmd_xperr(argv + 2, argc - 2);
 	nd_die(2, "unknown command: %s", argv[1]);
 }
