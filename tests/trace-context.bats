@@ -230,31 +230,39 @@ devices() {
 
 @test "--overlapping: the device's other timelines and host timelines, not other devices" {
 	devices > "$T/d.ndjson"
-	# -B 2 still holds h1 and h2 when X arrives; s1 comes after X
+	# the answer of the spans in time order (the stream gives its
+	# timelines one after the other, so it is read again in time order):
+	# when X arrives, s1, h1 and h2 overlap it, t1 is another device's
 	run trace-context -B 2 -A 0 --overlapping X "$T/d.ndjson"
 	assert_success
 	assert_output - <<E
 $META
 $(with "$(dspan 0 30 o1 1 1 "XLA Ops")" 1 before -30)
 $(with "$(dspan 30 20 X 1 1 "XLA Ops")" 1 match 0)
+$(with "$(dspan 0 100 s1 1 2 Steps)" 1 overlap -30)
 $(with "$(span 0 40 h1 100 1)" 1 overlap -30)
 $(with "$(span 40 20 h2 100 1)" 1 overlap 10)
-$(with "$(dspan 0 100 s1 1 2 Steps)" 1 overlap -30)
 E
 	trace-context -B 2 -A 0 --overlapping X "$T/d.ndjson" | trace-check
-	# the host thread, written before X, is seen through what it still
-	# holds: by default its last 1000 ended spans, with --lookback 1 h2,
-	# with 0 nothing (the price of bounded memory, see the manual)
+	# in time order every overlapping span is open when X arrives or comes
+	# after it: --lookback bounds memory and does not change the answer
 	names() { trace-context "$@" X "$T/d.ndjson" | jq -r 'select(.type=="span") | .name' | sort | tr '\n' ' '; }
 	run names -C 0 --overlapping
 	assert_output "X h1 h2 s1 "
 	run names -C 0 --overlapping --lookback 1
-	assert_output "X h2 s1 "
+	assert_output "X h1 h2 s1 "
 	run names -C 0 --overlapping --lookback 0
-	assert_output "X s1 "
-	# ... but never fewer than -B
+	assert_output "X h1 h2 s1 "
 	run names -B 2 -A 0 --overlapping --lookback 0
 	assert_output "X h1 h2 o1 s1 "
+	# the same records in time order (interleaved by jq) or reversed give
+	# the same bytes
+	trace-context -B 2 -A 1 --overlapping X "$T/d.ndjson" > "$T/d.out"
+	jq -c -s '(map(select(.type == "meta")) + (map(select(.type == "span"))
+	    | sort_by(.ts_ns, -.dur_ns, .pid, .tid)))[]' "$T/d.ndjson" |
+	    trace-context -B 2 -A 1 --overlapping X | cmp - "$T/d.out"
+	"$PY" "$TOOLS/shuffle_stream.py" --reverse < "$T/d.ndjson" |
+	    trace-context -B 2 -A 1 --overlapping X | cmp - "$T/d.out"
 	run trace-context -B 2 -A 1 --table --overlapping X "$T/d.ndjson"
 	assert_output - <<'E'
 match 1: X (pid 1 tid 1, /device:TPU:0 XLA Ops, source 0) at ts_ns 30

@@ -41,7 +41,7 @@ struct group {
 
 /* A span of a source held whole for the second reading. */
 struct hspan {
-	int64_t ts, dur;
+	int64_t ts, dur, pid, tid;
 	uint64_t off, seq;	/* its line in the spool, its stream order */
 	size_t len;
 };
@@ -75,6 +75,9 @@ struct nd_contextout {
 	struct hspan *hs;
 	size_t nhs, caphs;
 	nd_buf endrec;		/* its end record, second reading */
+	int has_last;		/* last: the latest match (every span with
+				 * --overlapping) of the first reading */
+	struct hspan last;
 
 	/* the current source */
 	int has_src;
@@ -94,6 +97,7 @@ struct nd_contextout {
 	struct group **groups;	/* by match id - 1 */
 	size_t ngroups, capgroups, gfirst;	/* gfirst: next to print */
 	int printed_any;
+	int printed_src;		/* printed_any when the source began */
 };
 
 /* The record made in p->ob goes out, or to the source's hold. */
@@ -466,20 +470,27 @@ max_done(const struct nd_contextout *p)
 
 /* Give a span to the context engine, matched or not: 0, or -1 when it is
  * out of order on its timeline. */
+/* Time order across the timelines of a source: by start, the longer
+ * first, then by timeline (pid, tid) so that no tie depends on the order
+ * the stream gave them in; within a timeline, stream order (the one
+ * thing that says which of two spans alike is the outer). */
 static int
-add_span(struct nd_contextout *p, const nd_event *ev)
+time_cmp(const struct hspan *x, const struct hspan *y)
 {
-	int m = (p->max == 0 || matches(p) < (uint64_t)p->max) &&
-	    span_matches(p, ev);
+	int c = nd_span_order(x->ts, x->dur, y->ts, y->dur);
 
-	return nd_context_add(p->ctx, ev, m, NULL, NULL) == ND_CTX_OK ? 0 : -1;
+	if (c != 0)
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
 static int
 hspan_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct hspan *x = a, *y = b;
-	int c = nd_span_order(x->ts, x->dur, y->ts, y->dur);
+	int c = time_cmp(x, y);
 
 	(void)ctx;
 	if (c != 0)
@@ -487,8 +498,45 @@ hspan_cmp(const void *a, const void *b, void *ctx)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Second reading: the held spans of the source, in time order. */
-static void
+/* First reading: 0 when ev keeps the source in the order the answer is
+ * of.  Matches are numbered and written in time order, so a match before
+ * the one before it (timelines one after another, as xplane2ndjson writes
+ * them) sends the source to the second reading; with --overlapping every
+ * span counts, since the other timelines' spans a match sees are those
+ * read before it.  Not with --max, which stops reading at its last match:
+ * it selects the first matches in stream order. */
+static int
+first_out_of_order(struct nd_contextout *p, const nd_event *ev, int match)
+{
+	struct hspan h = { .ts = ev->ts_ns, .dur = ev->dur_ns,
+	    .pid = ev->pid, .tid = ev->tid };
+
+	if ((!match && !p->overlapping) || p->max != 0)
+		return 0;	/* --max: the first M the stream gives */
+	if (p->has_last && time_cmp(&h, &p->last) < 0)
+		return 1;
+	p->last = h;
+	p->has_last = 1;
+	return 0;
+}
+
+/* -1 when ev is out of order (on its timeline, or for the first
+ * reading's time order). */
+static int
+add_span(struct nd_contextout *p, const nd_event *ev)
+{
+	int m = (p->max == 0 || matches(p) < (uint64_t)p->max) &&
+	    span_matches(p, ev);
+
+	if (!p->again && first_out_of_order(p, ev, m))
+		return -1;
+	return nd_context_add(p->ctx, ev, m, NULL, NULL) == ND_CTX_OK ? 0 : -1;
+}
+
+/* Second reading: the held spans of the source, in time order.  1 when
+ * --max stopped it: the first reading would not have read on to the
+ * source's end record. */
+static int
 feed_held(struct nd_contextout *p)
 {
 	nd_everr err;
@@ -510,6 +558,7 @@ feed_held(struct nd_contextout *p)
 	p->nhs = 0;
 	nd_spool_free(p->held_in);
 	p->held_in = NULL;
+	return max_done(p);
 }
 
 /* The held output of a source that ended goes out. */
@@ -543,6 +592,8 @@ source_begin(struct nd_contextout *p, uint32_t src)
 	p->meta_written = 0;
 	p->src_spans = 0;
 	p->src_base = matches(p);
+	p->has_last = 0;
+	p->printed_src = p->printed_any;
 	if (p->again) {
 		p->held_in = nd_spool_new();
 		nd_buf_reset(&p->endrec);
@@ -553,13 +604,14 @@ source_begin(struct nd_contextout *p, uint32_t src)
 static void
 source_end(struct nd_contextout *p)
 {
+	int stopped;
+
 	if (!p->has_src)
 		return;
 	p->has_src = 0;
-	if (p->again)
-		feed_held(p);
+	stopped = p->again && feed_held(p);
 	nd_context_end_source(p->ctx);
-	if (p->again && p->endrec.len > 0 && p->meta_written) {
+	if (p->again && !stopped && p->endrec.len > 0 && p->meta_written) {
 		nd_everr err;
 
 		if (nd_event_decode(&p->fev, p->endrec.p, p->endrec.len,
@@ -577,6 +629,7 @@ source_late(struct nd_contextout *p, const nd_event *ev)
 {
 	p->late = ev->source;
 	p->has_src = 0;
+	p->printed_any = p->printed_src;	/* what it printed is dropped */
 	nd_spool_free(p->held_out);
 	p->held_out = NULL;
 }
@@ -620,6 +673,8 @@ run_record(void *u, const nd_event *ev, const nd_source_info *si)
 			h = &p->hs[p->nhs];
 			h->ts = ev->ts_ns;
 			h->dur = ev->dur_ns;
+			h->pid = ev->pid;
+			h->tid = ev->tid;
 			h->seq = p->nhs++;
 			h->len = ev->len;
 			h->off = nd_spool_add(p->held_in, ev->line, ev->len);

@@ -7,9 +7,10 @@ memory, computes every match's context from the definitions in the man page
                    [--max M] [--regex]
                    [--key KEY] [--table] PATTERN INPUT OUTPUT
 
-Stream mode: the non-span records must be exactly the expected ones in order,
-and on every timeline the written spans must be exactly the expected ones, in
-input order, each with its expected "context".  --table: OUTPUT must equal
+The answer is that of each source's records in time order (time_key), as
+trace-context(1) says.  Stream mode: the non-span records must be exactly the
+expected ones in order, and on every timeline the written spans must be
+exactly the expected ones, in input order, each with its expected "context".  --table: OUTPUT must equal
 the expected listing byte for byte.  Prints "ok: N matches" or the first
 differences (exit 1).
 """
@@ -19,6 +20,22 @@ import re
 import sys
 
 from device_rule import kind
+
+
+def time_key(rec):
+    """trace-context(1) answers for a source's records in time order: by
+    start, the longer first, then by timeline (pid, tid); a stable sort
+    keeps stream order among spans alike on one timeline.  Meta first, end
+    last; other records (never written) after the spans."""
+    r = rec[1]
+    t = r.get("type")
+    if t == "meta":
+        return (0,)
+    if t == "end":
+        return (3,)
+    if t != "span":
+        return (2,)
+    return (1, r["ts_ns"], -r["dur_ns"], r["pid"], r["tid"])
 
 
 def read_stream(path):
@@ -32,6 +49,10 @@ def read_stream(path):
             fresh = False
             recs.append((src, r, line.rstrip("\n")))
     return recs
+
+
+def in_time_order(recs):
+    return sorted(recs, key=lambda rec: (rec[0],) + time_key(rec))
 
 
 def value_text(v):
@@ -284,6 +305,8 @@ def check(argv, got):
     a.before = a.both if a.before is None else a.before
     a.after = a.both if a.after is None else a.after
     recs = read_stream(a.input)
+    if not a.max:
+        recs = in_time_order(recs)  # --max: the first matches read
     spans, ms, rel, _ = compute(a, recs)
     if a.table:
         want = expect_table(a, spans, ms, rel)
