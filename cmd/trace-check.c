@@ -56,6 +56,7 @@ main(int argc, char **argv)
 	struct shown s = { 0, 20, 0 };
 	nd_check *c;
 	nd_check_counts n;
+	nd_err err;
 	int ch, verbose = 0;
 
 	nd_init(argv[0]);
@@ -85,10 +86,12 @@ main(int argc, char **argv)
 	argv += optind;
 
 	c = nd_check_new(show, &s);
-	if (argc == 0)
-		nd_check_file(c, "-");
+	nd_err_clear(&err);
+	if (argc == 0 && nd_check_file(c, "-", &err) != 0)
+		nd_err_exit(&err);
 	for (int i = 0; i < argc; i++)
-		nd_check_file(c, argv[i]);
+		if (nd_check_file(c, argv[i], &err) != 0)
+			nd_err_exit(&err);
 	nd_check_end(c, &n);
 	if (!s.quiet && s.max > 0 && n.problems > s.max)
 		fprintf(stderr, "%s: %llu more problems not shown\n", nd_progname,

@@ -65,6 +65,8 @@ pass(char **paths, int n, const nd_drive_cb *cb, nd_drive_res *res,
 			if (cb->done != NULL && cb->done(cb->ctx))
 				break;
 		}
+	if (nd_stream_err(cur_st) != NULL)
+		nd_err_exit(nd_stream_err(cur_st));	/* the driver prints */
 	res->sources = nd_stream_nsources(cur_st);
 	/* the input has ended: what end finds names no line (nd_sum), but
 	 * it may still ask nd_drive_stream of every source */

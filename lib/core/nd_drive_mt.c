@@ -134,6 +134,10 @@ decoder(void *arg)
 			if (b->n < NSLOT && b->used < FILL)
 				continue;
 		}
+		if (!more && nd_stream_err(m->st) != NULL)
+			/* its records first, then the error, in order */
+			decoder_died(nd_stream_err(m->st)->code,
+			    nd_stream_err(m->st)->msg);
 		b->last = !more;
 		hand_on(m, b);
 		if (!more)

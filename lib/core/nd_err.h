@@ -26,7 +26,7 @@ typedef struct nd_err {
 				 * ND_ERR_NONE */
 	uint64_t line;		/* 1-based line, or ND_ERR_NONE */
 	char file[256];		/* the input's name (cut to fit) */
-	char msg[1024];		/* the message, without "prog: " */
+	char msg[4096];		/* the message, without "prog: " */
 } nd_err;
 
 void nd_err_clear(nd_err *e);

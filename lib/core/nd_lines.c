@@ -17,6 +17,7 @@ struct nd_lines {
 	size_t max;
 	char cut;		/* the byte the current line's NUL replaced */
 	size_t cut_at;		/* and where, in buf */
+	nd_err err;		/* the first error; nd_lines_next then ends */
 };
 
 nd_lines *
@@ -28,7 +29,14 @@ nd_lines_open(nd_in *in)
 	lr->cap = 4 * CHUNK;
 	lr->buf = nd_xmalloc(lr->cap + 1);
 	lr->max = ND_LINES_MAX_DEFAULT;
+	nd_err_clear(&lr->err);
 	return lr;
+}
+
+const nd_err *
+nd_lines_err(const nd_lines *lr)
+{
+	return lr->err.code != 0 ? &lr->err : NULL;
 }
 
 void
@@ -43,6 +51,8 @@ nd_lines_next(nd_lines *lr, size_t *len, int *nonl)
 	size_t scanned = 0;
 
 	*nonl = 0;
+	if (lr->err.code != 0)
+		return NULL;
 	for (;;) {
 		char *s = lr->buf + lr->start;
 		char *nl = memchr(s + scanned, '\n', lr->end - lr->start - scanned);
@@ -94,18 +104,22 @@ nd_lines_next(nd_lines *lr, size_t *len, int *nonl)
 			size_t r = nd_in_read(lr->in, lr->buf + lr->end,
 			    lr->cap - lr->end);
 
-			if (r == 0 && nd_in_err(lr->in) != NULL)
-				nd_err_exit(nd_in_err(lr->in));
+			if (r == 0 && nd_in_err(lr->in) != NULL) {
+				nd_err_copy(&lr->err, nd_in_err(lr->in));
+				return NULL;
+			}
 			if (r == 0)
 				lr->eof = 1;
 			lr->end += r;
 		}
 	}
 toolong:
-	if (lr->lineno == 0)
-		nd_lines_foreign(lr);
-	nd_die(ND_EXIT_ERROR, "%s:%llu: line longer than %zu bytes",
-	    nd_in_name(lr->in), (unsigned long long)lr->lineno + 1, lr->max);
+	if (lr->lineno == 0 && nd_lines_foreign(lr))
+		return NULL;
+	nd_err_set(&lr->err, nd_in_name(lr->in), ND_ERR_NONE, lr->lineno + 1,
+	    "%s:%llu: line longer than %zu bytes", nd_in_name(lr->in),
+	    (unsigned long long)lr->lineno + 1, lr->max);
+	return NULL;
 }
 
 /*
@@ -229,17 +243,17 @@ mem_input(const unsigned char *p, size_t n)
 	return NULL;
 }
 
-void
+int
 nd_lines_foreign(nd_lines *lr)
 {
 	const unsigned char *p = (const unsigned char *)lr->buf;
 	const char *what, *conv, *name = nd_in_name(lr->in), *mem = NULL;
 	size_t n = lr->end;
 	int chrome, xplane, piped = strcmp(name, "<stdin>") == 0;
-	static nd_buf hint;	/* static: still reachable at exit */
+	nd_buf hint = ND_BUF_INIT;
 
 	if (lr->lineno > 1 || lr->base_off != 0)
-		return;
+		return 0;
 	if (lr->lineno == 1)
 		lr->buf[lr->cut_at] = lr->cut;
 	chrome = is_chrome(p, n);
@@ -253,12 +267,14 @@ nd_lines_foreign(nd_lines *lr)
 		nd_buf_adds(&hint, piped ? "... | trace-mem" : "trace-mem ");
 		if (!piped)
 			shell_word(&hint, name);
-		nd_die(ND_EXIT_ERROR, "%s: %s%s, not an ndtrace stream: give "
-		    "it to trace-mem: %s", name, nd_in_is_gzip(lr->in) ?
-		    "a gzipped " : "a ", mem, hint.p);
+		nd_err_set(&lr->err, name, ND_ERR_NONE, ND_ERR_NONE, "%s: %s%s, "
+		    "not an ndtrace stream: give it to trace-mem: %s", name,
+		    nd_in_is_gzip(lr->in) ? "a gzipped " : "a ", mem, hint.p);
+		nd_buf_free(&hint);
+		return 1;
 	}
 	if (!chrome && !xplane)
-		return;
+		return 0;
 	what = chrome ? "Chrome/Kineto trace JSON" : "XPlane protobuf";
 	conv = chrome ? "chrome2ndjson" : "xplane2ndjson";
 	if (piped) {
@@ -269,9 +285,12 @@ nd_lines_foreign(nd_lines *lr)
 		nd_buf_addc(&hint, ' ');
 		shell_word(&hint, name);
 	}
-	nd_die(ND_EXIT_ERROR, "%s: %s%s, not an ndtrace stream: convert it "
-	    "first: %s | %s", name, nd_in_is_gzip(lr->in) ? "a gzipped " :
-	    chrome ? "a " : "an ", what, hint.p, nd_progname);
+	nd_err_set(&lr->err, name, ND_ERR_NONE, ND_ERR_NONE, "%s: %s%s, not "
+	    "an ndtrace stream: convert it first: %s | %s", name,
+	    nd_in_is_gzip(lr->in) ? "a gzipped " : chrome ? "a " : "an ", what,
+	    hint.p, nd_progname);
+	nd_buf_free(&hint);
+	return 1;
 }
 
 uint64_t

@@ -304,6 +304,8 @@ nd_partial_read(char **paths, int n, const char *header,
 			    nd_progname, (int)ev->type_name.n,
 			    ev->type_name.p);
 	}
+	if (nd_stream_err(st) != NULL)
+		nd_err_exit(nd_stream_err(st));
 	if (r->open)
 		cut_short(r);
 	inputs_read(r, header, r->npaths);

@@ -24,6 +24,7 @@ struct nd_stream {
 	nd_spool *spool;	/* nd_stream_spool_stdin */
 	int replay, stdin_opens;
 	uint64_t durs;		/* the dur_ns read so far (nd_sum.h) */
+	nd_err err;		/* the first error; reading then ends */
 };
 
 static char *stdin_path[] = { "-" };
@@ -41,8 +42,15 @@ nd_stream_open(char **paths, int n)
 	st->npaths = n;
 	st->cur = -1;
 	st->src = -1;
+	nd_err_clear(&st->err);
 	nd_sum_begin();
 	return st;
+}
+
+const nd_err *
+nd_stream_err(const nd_stream *st)
+{
+	return st->err.code != 0 ? &st->err : NULL;
 }
 
 static void
@@ -124,23 +132,62 @@ nd_stream_at(const nd_stream *st, int input, uint64_t line)
 
 /* The durations of the input add up to at most ND_SUM_MAX (nd_sum.h):
  * each is at most 2^53, so the total cannot wrap before the check. */
-static void
+static int
 count_dur(nd_stream *st, const nd_event *ev)
 {
 	st->durs += (uint64_t)ev->dur_ns;
 	if (st->durs > (uint64_t)ND_SUM_MAX)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record: \"dur_ns\" is "
-		    "%lld, and the durations of the input add up past 2^60 "
-		    "(36 years in ns)", nd_in_name(st->in),
+		return nd_err_set(&st->err, nd_in_name(st->in), ND_ERR_NONE,
+		    nd_lines_lineno(st->lr), "%s:%llu: %.*s record: "
+		    "\"dur_ns\" is %lld, and the durations of the input add up "
+		    "past 2^60 (36 years in ns)", nd_in_name(st->in),
 		    (unsigned long long)nd_lines_lineno(st->lr),
 		    (int)ev->type_name.n, ev->type_name.p,
 		    (long long)ev->dur_ns);
+	return 0;
+}
+
+/* An empty line (err NULL) or one that is not a record: the stream's
+ * error; 0 (the end of reading). */
+static int
+bad_line(nd_stream *st, const nd_everr *err, int nonl)
+{
+	const char *name = nd_in_name(st->in);
+	uint64_t line = nd_lines_lineno(st->lr);
+	unsigned long long ln = (unsigned long long)line;
+	const char *cut = nonl ? "truncated last line: " : "";
+
+	if (err == NULL && st->hint_what != NULL)
+		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s "
+		    "(empty line): %s", name, ln, st->hint_what, st->hint_why);
+	else if (err == NULL)
+		nd_err_set(&st->err, name, ND_ERR_NONE, line,
+		    "%s:%llu: empty line", name, ln);
+	else if (st->hint_what != NULL)
+		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s (%s%s "
+		    "at byte %zu of the line): %s", name, ln, st->hint_what,
+		    cut, err->msg, err->off + 1, st->hint_why);
+	else
+		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s%s (at "
+		    "byte %zu of the line)", name, ln, cut, err->msg,
+		    err->off + 1);
+	return 0;
+}
+
+/* Line lr's error as the stream's: 0 (the end of reading). */
+static int
+fail_lines(nd_stream *st)
+{
+	nd_err_copy(&st->err, nd_lines_err(st->lr));
+	return 0;
 }
 
 int
 nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
     char *(*keep)(void *ctx, const char *line, size_t len), void *ctx)
 {
+	if (st->err.code != 0)
+		return 0;
 	for (;;) {
 		char *line;
 		size_t len;
@@ -160,6 +207,8 @@ nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
 			new_source(st, st->paths[st->cur]);
 		}
 		line = nd_lines_next(st->lr, &len, &nonl);
+		if (line == NULL && nd_lines_err(st->lr) != NULL)
+			return fail_lines(st);
 		if (line == NULL) {
 			nd_lines_close(st->lr);
 			nd_in_close(st->in);
@@ -167,41 +216,25 @@ nd_stream_next_kept(nd_stream *st, nd_event *ev, nd_buf *scratch,
 			st->in = NULL;
 			continue;
 		}
+		/* a document to convert, on line 1? */
+		if (len == 0 && nd_lines_foreign(st->lr))
+			return fail_lines(st);
 		if (len == 0)
-			nd_lines_foreign(st->lr);	/* a document to convert? */
-		if (len == 0 && st->hint_what != NULL)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: %s (empty line): %s",
-			    nd_in_name(st->in),
-			    (unsigned long long)nd_lines_lineno(st->lr),
-			    st->hint_what, st->hint_why);
-		if (len == 0)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: empty line",
-			    nd_in_name(st->in),
-			    (unsigned long long)nd_lines_lineno(st->lr));
+			return bad_line(st, NULL, 0);
 		if (keep != NULL)
 			line = keep(ctx, line, len);
 		bad = nd_event_decode(ev, line, len, scratch, &err) != 0;
+		if (bad && nd_lines_foreign(st->lr))
+			return fail_lines(st);
 		if (bad)
-			nd_lines_foreign(st->lr);
-		if (bad && st->hint_what != NULL)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: %s (%s%s at byte %zu of "
-			    "the line): %s", nd_in_name(st->in),
-			    (unsigned long long)nd_lines_lineno(st->lr),
-			    st->hint_what, nonl ? "truncated last line: " : "",
-			    err.msg, err.off + 1, st->hint_why);
-		if (bad)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: %s%s (at byte %zu of the line)",
-			    nd_in_name(st->in),
-			    (unsigned long long)nd_lines_lineno(st->lr),
-			    nonl ? "truncated last line: " : "", err.msg,
-			    err.off + 1);
+			return bad_line(st, &err, nonl);
 		if (ev->type == ND_EV_META) {
 			if (!st->fresh)
 				new_source(st, st->paths[st->cur]);
 			take_meta(st, ev);
 		}
-		if (ev->has & ND_HAS_DUR)
-			count_dur(st, ev);
+		if ((ev->has & ND_HAS_DUR) && count_dur(st, ev) != 0)
+			return 0;
 		st->fresh = 0;
 		ev->source = (uint32_t)st->src;
 		return 1;

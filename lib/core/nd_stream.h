@@ -8,11 +8,14 @@
  * source index; nd_stream_meta() returns what that source's `meta` said.
  *
  * Errors (unreadable file, bad JSON, a reserved key of the wrong type) are
- * fatal: "prog: FILE:LINE: message" on stderr, exit 2.
+ * values: nd_stream_next returns 0 as at the end, and nd_stream_err() then
+ * returns the error, "FILE:LINE: message"; the driver (nd_drive, nd_run)
+ * prints it and exits 2.
  */
 #ifndef ND_STREAM_H
 #define ND_STREAM_H
 
+#include "nd_err.h"
 #include "nd_event.h"
 #include "nd_spool.h"
 
@@ -31,8 +34,11 @@ typedef struct nd_source_info {
 
 /* paths[0..n): "-" is stdin; n == 0 reads stdin. */
 nd_stream *nd_stream_open(char **paths, int n);
-/* 1 with the next record in ev, 0 at the end of all inputs. */
+/* 1 with the next record in ev, 0 at the end of all inputs or on an
+ * error (nd_stream_err). */
 int nd_stream_next(nd_stream *st, nd_event *ev);
+/* The error that ended the reading, or NULL. */
+const nd_err *nd_stream_err(const nd_stream *st);
 /* For a reader that holds many records at once (nd_drive_mt): the same,
  * but the line is first copied by keep(ctx, line, len), which returns the
  * copy (NUL-terminated, len + 1 bytes) to decode, and the decoded strings

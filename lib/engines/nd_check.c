@@ -230,8 +230,8 @@ check_record(nd_check *c, nd_event *ev)
 	}
 }
 
-void
-nd_check_file(nd_check *c, const char *path)
+int
+nd_check_file(nd_check *c, const char *path, nd_err *err)
 {
 	nd_in *in = nd_in_open(path);
 	nd_lines *lr = nd_lines_open(in);
@@ -252,8 +252,8 @@ nd_check_file(nd_check *c, const char *path)
 
 		c->lineno = nd_lines_lineno(lr);
 		c->records++;
-		if (bad)
-			nd_lines_foreign(lr);	/* a document to convert? */
+		if (bad && nd_lines_foreign(lr))
+			break;		/* a document to convert */
 		if (nonl)
 			problem(c, "last line has no final newline");
 		if (len == 0) {
@@ -267,11 +267,14 @@ nd_check_file(nd_check *c, const char *path)
 		}
 		check_record(c, &ev);
 	}
+	if (nd_lines_err(lr) != NULL)
+		nd_err_copy(err, nd_lines_err(lr));
 	nd_event_free(&ev);
 	nd_buf_free(&scratch);
 	nd_lines_close(lr);
 	nd_in_close(in);
 	c->file = NULL;		/* the name belonged to in */
+	return err->code != 0 ? -1 : 0;
 }
 
 nd_check *

@@ -14,6 +14,8 @@
 #ifndef ND_CHECK_H
 #define ND_CHECK_H
 
+#include "nd_err.h"
+
 #include <stdint.h>
 
 typedef void nd_check_fn(void *ctx, const char *file, uint64_t line,
@@ -26,8 +28,9 @@ typedef struct nd_check_counts {
 typedef struct nd_check nd_check;
 nd_check *nd_check_new(nd_check_fn *fn, void *ctx);
 /* Check the lines of one input ("-": stdin); inputs in order make one
- * run.  An input that cannot be read ends the program (exit 2). */
-void nd_check_file(nd_check *c, const char *path);
+ * run.  -1 with err filled when the input cannot be read, or is a
+ * document to convert (nd_lines_foreign): no problem of it is a finding. */
+int nd_check_file(nd_check *c, const char *path, nd_err *err);
 /* After the last input: what was read and the problems found (an empty
  * run is one). */
 void nd_check_end(nd_check *c, nd_check_counts *n);

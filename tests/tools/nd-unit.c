@@ -55,6 +55,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The stream's error, if it ended on one, ends the program. */
+static void
+stream_ok(const nd_stream *st)
+{
+	if (nd_stream_err(st) != NULL)
+		nd_err_exit(nd_stream_err(st));
+}
+
 static int
 cmd_cat(const char *path)
 {
@@ -115,6 +123,8 @@ cmd_lines(const char *path, const char *max)
 	while (nd_lines_next(lr, &len, &nonl) != NULL)
 		printf("%llu %zu %d\n", (unsigned long long)nd_lines_lineno(lr),
 		    len, nonl);
+	if (nd_lines_err(lr) != NULL)
+		nd_err_exit(nd_lines_err(lr));
 	nd_lines_close(lr);
 	nd_in_close(in);
 	return 0;
@@ -132,6 +142,7 @@ cmd_reemit(char **paths, int n)
 		nd_event_write(nd_out_buf(o), &ev);
 		nd_out_commit(o);
 	}
+	stream_ok(st);
 	nd_out_close(o);
 	nd_event_free(&ev);
 	nd_stream_close(st);
@@ -173,6 +184,7 @@ cmd_fields(char **paths, int n)
 		printf(" members=%zu\n", ev.nmembers);
 	}
 	nd_event_free(&ev);
+	stream_ok(st);
 	nd_stream_close(st);
 	return 0;
 }
@@ -239,6 +251,7 @@ cmd_stepsum_partial(const char *sb, const char *db, char *path)
 	nd_partial_end(&pw);
 	nd_out_close(o);
 	nd_event_free(&ev);
+	stream_ok(st);
 	nd_stream_close(st);
 	nd_stepsum_free(s);
 	return 0;
@@ -327,6 +340,7 @@ cmd_device(char **paths, int n)
 		    ev.name.p != NULL ? ev.name.p : "");
 	}
 	nd_event_free(&ev);
+	stream_ok(st);
 	nd_stream_close(st);
 	return 0;
 }
@@ -588,9 +602,12 @@ main(int argc, char **argv)
 		struct problems pr = { NULL, 0 };
 		nd_check *c = nd_check_new(keep_problem, &pr);
 		nd_check_counts n;
+		nd_err err;
 
+		nd_err_clear(&err);
 		for (int i = 2; i < argc; i++)
-			nd_check_file(c, argv[i]);
+			if (nd_check_file(c, argv[i], &err) != 0)
+				nd_err_exit(&err);
 		nd_check_end(c, &n);
 		nd_check_free(c);
 		for (size_t i = 0; i < pr.n; i++) {
