@@ -104,10 +104,42 @@ J
 	      p = k }' || fail "gap order"
 }
 
-@test "shuffled: trace-pipeline and trace-report (Markdown, JSON)" {
+@test "shuffled: trace-pipeline and trace-report (Markdown, JSON, HTML)" {
 	same trace-pipeline --table
 	same trace-report
 	same trace-report --json
+	# the strip: its devices and their order, and the host lane's titles
+	same trace-report --html
+}
+
+@test "shuffled: trace-context without --max, and an error naming the keys the spans have" {
+	# the answer of the records in time order whatever order they come
+	# in, the ordered stream's too (xplane2ndjson writes its timelines
+	# one after another)
+	same trace-context -C 2 --regex 'nccl|all-reduce|Memcpy|^copy'
+	same trace-context -C 1 --overlapping --table --regex 'nccl|all-reduce|Memcpy|^copy'
+	# --by with a key no counted span has: the keys listed are those of
+	# the spans counted (device ops), not of whatever came first
+	D="$BATS_FILE_TMPDIR"
+	run trace-topk -b scope "$D/tf8.shuf"
+	assert_failure 2
+	want=$output
+	run trace-topk -b scope "$D/tf8.nd"
+	assert_failure 2
+	[ "$output" = "$want" ] || fail "shuffled: $want"
+	# the keys listed are those of the device ops (tools/device_rule.py),
+	# top-level and args.*, in byte order
+	want=$(PYTHONPATH="$BATS_TEST_DIRNAME/tools" "$PY" -c '
+import json, sys
+from device_rule import kind
+keys = set()
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("type") == "span" and kind(r) == "device":
+        keys.update(r)
+        keys.update("args." + k for k in r.get("args", {}))
+print(", ".join(sorted(keys)))' "$D/tf8.nd")
+	assert_equal "$output" "trace-topk: --by scope: no span has this key; the spans have: $want"
 }
 
 @test "shuffled: the report's launch table on a shuffled job equals the ordered one and jq's count" {

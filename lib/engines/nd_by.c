@@ -195,6 +195,18 @@ nd_by_note(const nd_by *b, const nd_event *ev, size_t i, int had)
 }
 
 void
+nd_by_reset(const nd_by *b)
+{
+	struct bystats *st = b->st;
+
+	st->calls = 0;
+	memset(st->present, 0, b->n);
+	st->unseen = b->n;
+	nd_intern_free(st->keys);
+	st->keys = nd_intern_new();
+}
+
+void
 nd_by_check(const nd_by *b, const char *opt)
 {
 	const struct bystats *st = b->st;

@@ -54,6 +54,10 @@ int nd_by_memo(const nd_by *b, const nd_event *ev, nd_idmemo *m,
  * span has this key; the spans have: a, b, args.c" (saying too when KEY is
  * not a standard key), exit 2.  No record at all is no error. */
 void nd_by_check(const nd_by *b, const char *opt);
+/* Forget what the records given so far had (the caller forgot their
+ * figures: nd_scan's reset), so that nd_by_check speaks of the records
+ * counted, whatever order they came in. */
+void nd_by_reset(const nd_by *b);
 /* The same bookkeeping for callers that look the keys up themselves: key
  * i of b had a value on ev (had != 0) or not; call it for i = 0 first. */
 void nd_by_note(const nd_by *b, const nd_event *ev, size_t i, int had);

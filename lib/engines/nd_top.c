@@ -343,6 +343,7 @@ scan_reset(void *ctx)
 	nd_top *t = ctx;
 
 	nd_agg_reset(t->agg);
+	nd_by_reset(t->by);
 	for (size_t i = 0; i < t->ndev; i++)
 		nd_union_free(&t->un[i]);
 }

@@ -4,6 +4,8 @@
  * memory, roofline) and the timeline strip of the HTML page.
  */
 #include "nd_report_int.h"
+
+#include "nd_name.h"
 #include "nd_sum.h"
 
 #include <stdio.h>
@@ -115,26 +117,64 @@ nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
 	cnt_add(a, n, cap, ix, id, k, ns);
 }
 
+/* The order of kept devices: by source, then the device's name in natural
+ * order ("GPU:2" before "GPU:10"). */
+int
+nd_rep_sdev_cmp(uint32_t src, const char *k, size_t n, const struct sdev *d)
+{
+	if (src != d->source)
+		return src < d->source ? -1 : 1;
+	return nd_name_natcmp(k, n, d->key, d->klen);
+}
+
+void
+nd_rep_sdev_free(struct sdev *d)
+{
+	free(d->key);
+	free(d->ops.v);
+	free(d->gaps);
+	free(d->win);
+}
+
+struct sdev *
+nd_rep_strip_slot(struct strip *s, uint32_t src, const char *k, size_t n)
+{
+	struct sdev *d;
+	size_t last = 0;
+
+	if (s->ndev == STRIP_DEVS) {
+		for (size_t i = 1; i < s->ndev; i++)
+			if (nd_rep_sdev_cmp(s->dev[i].source, s->dev[i].key,
+			    s->dev[i].klen, &s->dev[last]) > 0)
+				last = i;
+		if (nd_rep_sdev_cmp(src, k, n, &s->dev[last]) > 0)
+			return NULL;
+		d = &s->dev[last];
+		nd_rep_sdev_free(d);
+	} else
+		d = &s->dev[s->ndev++];
+	memset(d, 0, sizeof *d);
+	d->source = src;
+	d->key = nd_xstrndup(k, n);
+	d->klen = n;
+	return d;
+}
+
+/* The kept device of the current source named k[0..n), or NULL; with add,
+ * a new one (nd_rep_strip_slot). */
 static struct sdev *
 strip_dev(nd_report *r, const char *k, size_t n, int add)
 {
 	struct strip *s = r->strip;
-	struct sdev *d;
 
 	for (size_t i = 0; i < s->ndev; i++) {
-		d = &s->dev[i];
+		struct sdev *d = &s->dev[i];
+
 		if (d->source == r->cursrc && d->klen == n &&
 		    memcmp(d->key, k, n) == 0)
 			return d;
 	}
-	if (!add || s->ndev == STRIP_DEVS)
-		return NULL;
-	d = &s->dev[s->ndev++];
-	memset(d, 0, sizeof *d);
-	d->source = r->cursrc;
-	d->key = nd_xstrndup(k, n);
-	d->klen = n;
-	return d;
+	return add ? nd_rep_strip_slot(s, r->cursrc, k, n) : NULL;
 }
 
 static struct strip *
@@ -162,6 +202,7 @@ ring_slot(struct sring *g, int64_t ts, int64_t dur, int inside)
 		if (ts >= l->ts && ts + dur <= l->ts + l->dur)
 			return NULL;
 	}
+
 	if (g->n < STRIP_RING) {
 		nd_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
 		o = &g->v[g->n++];
@@ -237,6 +278,16 @@ strip_name(struct strip *s, const char *p, size_t n)
 	return id;
 }
 
+/* 1 when the kept devices are STRIP_DEVS of sources before src. */
+static int
+strip_full_before(const struct strip *s, uint32_t src)
+{
+	for (size_t i = 0; i < s->ndev; i++)
+		if (s->dev[i].source >= src)
+			return 0;
+	return 1;
+}
+
 static void
 strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 {
@@ -251,9 +302,8 @@ strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
 		cls = ND_SVG_HOST;
 		o = ring_slot(&s->cur, ev->ts_ns, ev->dur_ns, 1);
 	} else {
-		/* every device kept and none of this source: nothing to do */
-		if (s->ndev == STRIP_DEVS && s->dev[STRIP_DEVS - 1].source !=
-		    r->cursrc)
+		/* every device kept, all of earlier sources: nothing to do */
+		if (s->ndev == STRIP_DEVS && strip_full_before(s, r->cursrc))
 			return;
 		nd_span_device_ref(ev, &s->kb, &k, &n);
 		if ((d = strip_dev(r, k, n, 1)) == NULL)
@@ -352,12 +402,8 @@ nd_rep_strip_free(nd_report *r)
 
 	if (s == NULL)
 		return;
-	for (size_t i = 0; i < s->ndev; i++) {
-		free(s->dev[i].key);
-		free(s->dev[i].ops.v);
-		free(s->dev[i].gaps);
-		free(s->dev[i].win);
-	}
+	for (size_t i = 0; i < s->ndev; i++)
+		nd_rep_sdev_free(&s->dev[i]);
 	for (size_t i = 0; i < s->nhost; i++)
 		free(s->host[i].spans.v);
 	free(s->cur.v);

@@ -319,16 +319,17 @@ struct nd_report {
  * The timeline strip of the representative step (HTML, section 6).
  *
  * Collection, in bounded memory: the first STRIP_DEVS devices that have
- * device ops, in stream order, each keep the latest STRIP_RING of their
- * device ops in a ring (an older op is dropped, and the latest end of a
+ * device ops, by source and then name (nd_rep_strip_slot), each keep the
+ * latest STRIP_RING of their device ops in a ring (an older op is dropped, and the latest end of a
  * dropped op remembered), their step windows (nd_steps per device) and the
  * gaps of nd_gaps (device level) that end after every dropped op.  A window
  * is complete on a device when it starts at or after the end of every
  * dropped op: all its ops are in the ring.  The host activity (spans of
  * ND_ROLE_HOST) of each source that has a kept device is kept the same
  * way, in one ring a source (a span inside the one kept last is not kept:
- * it adds nothing to the union).  The rings take at most 2 * STRIP_DEVS *
- * STRIP_RING * 24 bytes (24 MiB); the kept gaps are fewer than the kept ops
+ * it adds nothing to the union, drawn without a count of spans, which
+ * would depend on the order of the stream).  The rings take at most 2 *
+ * STRIP_DEVS * STRIP_RING * 24 bytes (24 MiB); the kept gaps are fewer than the kept ops
  * (each ends where a kept op starts); the windows are one a step, as
  * r->drec.
  *
@@ -440,6 +441,15 @@ void nd_rep_end_source(nd_report *r);
  * is (an nd_partial_ok_fn). */
 int nd_rep_is_diff(const nd_event *ev);
 void nd_rep_strip_free(nd_report *r);
+/* A slot for device k[0..n) of source src: the STRIP_DEVS first in
+ * nd_rep_sdev_cmp's order are kept, whatever order they come in (one
+ * before the last of a full set takes that one's place); NULL when it is
+ * not among them. */
+struct sdev *nd_rep_strip_slot(struct strip *s, uint32_t src, const char *k,
+    size_t n);
+int nd_rep_sdev_cmp(uint32_t src, const char *k, size_t n,
+    const struct sdev *d);
+void nd_rep_sdev_free(struct sdev *d);
 void nd_rep_strip_end_source(nd_report *r);
 
 /* nd_report_model.c */

@@ -903,16 +903,10 @@ read_strip(struct rd *d, size_t type)
 		d->sring = NULL;
 		if ((k = gets_(d, "key")) == NULL)
 			bad(d, "key");
-		if (s->ndev == STRIP_DEVS) {
-			free(k);
-			return;
-		}
-		dv = d->sdev = &s->dev[s->ndev++];
-		memset(dv, 0, sizeof *dv);
-		dv->source = src;
-		dv->key = k;
-		dv->klen = strlen(k);
-		ring_head(d, &dv->ops);
+		dv = d->sdev = nd_rep_strip_slot(s, src, k, strlen(k));
+		free(k);
+		if (dv != NULL)
+			ring_head(d, &dv->ops);
 		return;
 	}
 	case 2:

@@ -123,6 +123,16 @@ sclip_cmp(const void *a, const void *b, void *ctx)
 	    NULL), nd_intern_str(ctx, y->name, NULL));
 }
 
+/* Kept devices drawn by source, then name (not in the order they came). */
+static int
+sdev_order(const void *a, const void *b, void *ctx)
+{
+	const struct sdev *x = a, *y = b;
+
+	(void)ctx;
+	return nd_rep_sdev_cmp(x->source, x->key, x->klen, y);
+}
+
 static int
 sgap_cmp(const void *a, const void *b, void *ctx)
 {
@@ -194,15 +204,19 @@ strip_lane(nd_report *r, nd_buf *b, const struct sclip *v, size_t n,
 			nd_buf_addf(b, " fill-opacity=\"%.2f\"", 0.3 + 0.7 *
 			    (double)busy / (double)(pe - ps));
 		nd_buf_adds(b, "><title>");
-		if (j - i == 1) {
+		/* host spans inside another are not kept, so how many a
+		 * piece holds depends on the stream's order: never said */
+		if (j - i == 1 && v[i].cls != ND_SVG_HOST) {
 			nd_svg_text(b, nd_intern_str(s->names, v[i].name,
 			    NULL));
 			nd_buf_adds(b, ": ");
 			nd_fmt_dur_spaced(b, v[i].dur);
 		} else {
-			nd_buf_addf(b, "%zu %s %s, ", j - i,
-			    sc_name[v[i].cls], v[i].cls == ND_SVG_HOST ? "spans" :
-			    "ops");
+			if (v[i].cls == ND_SVG_HOST)
+				nd_buf_adds(b, "host activity, ");
+			else
+				nd_buf_addf(b, "%zu %s ops, ", j - i,
+				    sc_name[v[i].cls]);
 			nd_fmt_dur_spaced(b, busy);
 			nd_buf_adds(b, " busy; longest ");
 			nd_svg_text(b, nd_intern_str(s->names,
@@ -598,6 +612,7 @@ nd_rep_svg_strip(nd_report *r, nd_buf *b)
 
 	if (s == NULL || s->ndev == 0)
 		return;
+	nd_sort(s->dev, s->ndev, sizeof *s->dev, sdev_order, NULL);
 	memset(&sd, 0, sizeof sd);
 	if (strip_windows(r, b, &sd, &pick, &closest) != 0)
 		return;
