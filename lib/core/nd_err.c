@@ -13,13 +13,19 @@ nd_err_clear(nd_err *e)
 	e->file[0] = e->msg[0] = '\0';
 }
 
-static void
-fill(nd_err *e, const char *file, uint64_t off, uint64_t line)
+/* The first error wins: 0 when e already holds one. */
+static int
+vset(nd_err *e, const char *file, uint64_t off, uint64_t line,
+    const char *fmt, va_list ap)
 {
+	if (e->code != 0)
+		return 0;
 	e->code = ND_EXIT_ERROR;
 	e->off = off;
 	e->line = line;
 	snprintf(e->file, sizeof e->file, "%s", file != NULL ? file : "");
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	return 1;
 }
 
 int
@@ -28,11 +34,8 @@ nd_err_set(nd_err *e, const char *file, uint64_t off, uint64_t line,
 {
 	va_list ap;
 
-	if (e->code != 0)
-		return -1;
-	fill(e, file, off, line);
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	vset(e, file, off, line, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -40,18 +43,17 @@ nd_err_set(nd_err *e, const char *file, uint64_t off, uint64_t line,
 int
 nd_err_errno(nd_err *e, const char *file, const char *fmt, ...)
 {
-	int saved = errno;
+	int saved = errno, fresh;
 	va_list ap;
 	size_t n;
 
-	if (e->code != 0)
-		return -1;
-	fill(e, file, ND_ERR_NONE, ND_ERR_NONE);
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	fresh = vset(e, file, ND_ERR_NONE, ND_ERR_NONE, fmt, ap);
 	va_end(ap);
 	n = strlen(e->msg);
-	snprintf(e->msg + n, sizeof e->msg - n, ": %s", strerror(saved));
+	if (fresh)
+		snprintf(e->msg + n, sizeof e->msg - n, ": %s",
+		    strerror(saved));
 	return -1;
 }
 

@@ -63,6 +63,15 @@ nd_pb_fail(nd_pb *r, const void *at, const char *fmt, ...)
 	    "text: its binary bytes were replaced by U+FFFD)" : "");
 }
 
+int
+nd_pb_overrun(nd_pb *r, const unsigned char *lp, uint64_t n, unsigned num)
+{
+	nd_pb_fail(r, lp, "length %llu of field %u runs past the end of the "
+	    "enclosing message (%llu bytes left)", (unsigned long long)n, num,
+	    (unsigned long long)(r->end - r->p));
+	return 0;
+}
+
 uint64_t
 nd_pb_varint_slow(nd_pb *r)
 {
@@ -169,13 +178,8 @@ nd_pb_next_slow(nd_pb *r, nd_pb_field *f, uint64_t tag)
 		f->v = nd_pb_varint(r);
 		if (nd_pb_failed(r))
 			return 0;
-		if (f->v > (uint64_t)(r->end - r->p)) {
-			nd_pb_fail(r, lp, "length %llu of field %u runs past the "
-			    "end of the enclosing message (%llu bytes left)",
-			    (unsigned long long)f->v, (unsigned)f->num,
-			    (unsigned long long)(r->end - r->p));
-			return 0;
-		}
+		if (f->v > (uint64_t)(r->end - r->p))
+			return nd_pb_overrun(r, lp, f->v, f->num);
 		f->data = r->p;
 		r->p += f->v;
 		return 1;

@@ -102,6 +102,10 @@ nd_pb_off(const nd_pb *r, const void *at)
 void nd_pb_fail(nd_pb *r, const void *at, const char *fmt, ...)
     ND_PRINTF(3, 4);
 
+/* The error of a length at lp (n, of field num) past the end of the
+ * enclosing message; returns 0. */
+int nd_pb_overrun(nd_pb *r, const unsigned char *lp, uint64_t n,
+    unsigned num);
 /* Slow paths (out of line). */
 uint64_t nd_pb_varint_slow(nd_pb *r);
 int nd_pb_next_slow(nd_pb *r, nd_pb_field *f, uint64_t tag);
@@ -137,13 +141,8 @@ nd_pb_next(nd_pb *r, nd_pb_field *f)
 		const unsigned char *lp = r->p;
 
 		f->v = nd_pb_varint(r);
-		if (ND_UNLIKELY(f->v > (uint64_t)(r->end - r->p))) {
-			nd_pb_fail(r, lp, "length %llu of field %u runs past the "
-			    "end of the enclosing message (%llu bytes left)",
-			    (unsigned long long)f->v, (unsigned)f->num,
-			    (unsigned long long)(r->end - r->p));
-			return 0;
-		}
+		if (ND_UNLIKELY(f->v > (uint64_t)(r->end - r->p)))
+			return nd_pb_overrun(r, lp, f->v, f->num);
 		f->data = r->p;
 		r->p += f->v;
 		return 1;

@@ -174,10 +174,7 @@ fast_len(nd_pb *r, uint64_t *n, unsigned field)
 
 	*n = fast_varint(r);
 	if (ND_UNLIKELY(*n > (uint64_t)(r->end - r->p))) {
-		nd_pb_fail(r, lp, "length %llu of field %u runs past the end of "
-		    "the enclosing message (%llu bytes left)",
-		    (unsigned long long)*n, field,
-		    (unsigned long long)(r->end - r->p));
+		nd_pb_overrun(r, lp, *n, field);
 		*n = 0;
 		return r->end;
 	}
