@@ -90,6 +90,7 @@ main(int argc, char **argv)
 	int all = 0, list = 0;
 	nd_rules *loaded = NULL;
 	nd_out *out;
+	nd_err err;
 	int c;
 
 	nd_init(argv[0]);
@@ -152,8 +153,10 @@ main(int argc, char **argv)
 		return ND_EXIT_OK;
 	}
 	out = nd_out_open(opath);
+	nd_err_clear(&err);
 	for (size_t i = 0; i < files.n; i++)
-		nd_kineto_convert(files.v[i], &o, out);
+		if (nd_kineto_convert(files.v[i], &o, out, &err) != 0)
+			nd_err_exit(&err);	/* nothing of it was written */
 	nd_out_close(out);
 	nd_strv_free(&files);
 	nd_rundir_skips_free(&skips);

@@ -1,20 +1,21 @@
 /*
  * libFuzzer harness: the Chrome JSON ingest engine through its library
- * interface: nd_in (gzip sniffing, hashing), nd_chrome, and nd_kineto
- * (items pushed one by one with nd_kineto_feed, then finish and write).
+ * interface: nd_in over the input's bytes (nd_in_open_mem: gzip sniffing,
+ * hashing), nd_chrome, and nd_kineto (items pushed one by one with
+ * nd_kineto_feed, then finish and write).
  *
- *  - the input is a memfd opened by its /proc/self/fd path;
- *  - one_thread: every error (nd_die) happens on this thread, where the
- *    hook frees the engine, the reader and the input and longjmps out;
- *  - stdout is another memfd: after a conversion every line written must
- *    decode as a stream record, meta first, end last (fuzz_stream.h);
- *    after an input error nothing may have been written.
- * The input's last byte chooses --no-args / --no-flows and the budget.
+ * An input error is a value: the reader's (nd_chrome_err) or the
+ * engine's (nd_kineto_feed returns -1, nd_kineto_err), each a message
+ * naming the input and a byte; no exit (nd_die is a bug here), and
+ * everything is freed the normal way.  stdout is a memfd: after a
+ * conversion every line written must decode as a stream record, meta
+ * first, end last (fuzz_stream.h); after an input error nothing may have
+ * been written.  The input's last byte chooses --no-args / --no-flows
+ * and the budget.
  */
 #include "fuzz_stream.h"
 #include "ndtrace.h"
 
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,79 +23,75 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static jmp_buf fail;
-static nd_in *fz_in;
-static nd_chrome *fz_ch;
-static nd_kineto *fz_k;
-
-/* What the conversion holds, freed (also from inside nd_die, whose frames
- * are still alive). */
-static void
-release(void)
-{
-	nd_kineto_free(fz_k);
-	if (fz_ch != NULL)
-		nd_chrome_close(fz_ch);
-	if (fz_in != NULL)
-		nd_in_close(fz_in);
-	fz_k = NULL;
-	fz_ch = NULL;
-	fz_in = NULL;
-}
+static int out_fd = -1;
 
 static void
-die_hook(int code)
+die_is_a_bug(int code)
 {
 	(void)code;
-	release();
-	longjmp(fail, 1);
+	abort();	/* the reader and the engine return their errors */
 }
-
-static int in_fd = -1, out_fd = -1;
-static char in_path[64];
 
 static void
 setup(void)
 {
-	in_fd = memfd_create("fuzz-chrome-in", 0);
 	out_fd = memfd_create("fuzz-chrome-out", 0);
-	if (in_fd < 0 || out_fd < 0 || dup2(out_fd, STDOUT_FILENO) < 0)
+	if (out_fd < 0 || dup2(out_fd, STDOUT_FILENO) < 0)
 		abort();
-	snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
+	nd_die_hook = die_is_a_bug;
 }
 
-/* One input through the push interface. */
+/* An error value: a message about the input at a byte of it. */
 static void
-convert(const nd_kineto_opts *o, nd_out *out)
+check_err(const nd_err *e)
 {
+	if (e == NULL || e->code != ND_EXIT_ERROR ||
+	    strncmp(e->msg, "fuzz: ", 6) != 0)
+		abort();
+}
+
+/* One input through the push interface: 0 converted, -1 an input error. */
+static int
+convert(const uint8_t *data, size_t size, const nd_kineto_opts *o,
+    nd_out *out)
+{
+	nd_in *in = nd_in_open_mem(data, size, "fuzz", 1);
+	nd_kineto *k = nd_kineto_new("fuzz", nd_in_name(in), o);
+	nd_chrome *ch = nd_chrome_open(in);
 	nd_chrome_item it;
 	char sha[65];
-	int unclosed;
+	int rc = 0;
 
-	fz_in = nd_in_open_hashed(in_path);
-	fz_k = nd_kineto_new(in_path, nd_in_name(fz_in), o);
-	fz_ch = nd_chrome_open(fz_in);
-	while (nd_chrome_next(fz_ch, &it) != ND_CHROME_END)
-		nd_kineto_feed(fz_k, fz_ch, &it);
-	unclosed = nd_chrome_unclosed(fz_ch);
-	nd_chrome_close(fz_ch);
-	fz_ch = NULL;
-	nd_in_sha256(fz_in, sha);
-	nd_kineto_finish(fz_k, sha, unclosed);
-	nd_kineto_write(fz_k, out);
-	release();
+	while (rc == 0 && nd_chrome_next(ch, &it) != ND_CHROME_END)
+		if (nd_kineto_feed(k, ch, &it) != 0) {
+			check_err(nd_kineto_err(k));
+			rc = -1;
+		}
+	if (rc == 0 && nd_chrome_err(ch) != NULL) {
+		check_err(nd_chrome_err(ch));
+		rc = -1;
+	}
+	if (rc == 0) {
+		nd_in_sha256(in, sha);
+		nd_kineto_finish(k, sha, nd_chrome_unclosed(ch));
+		nd_kineto_write(k, out);
+	}
+	nd_chrome_close(ch);
+	nd_kineto_free(k);
+	nd_in_close(in);
+	return rc;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	nd_kineto_opts o;
-	nd_out *volatile out = NULL;
+	nd_out *out;
+	int rc;
 
-	if (in_fd < 0)
+	if (out_fd < 0)
 		setup();
-	if (ftruncate(in_fd, 0) != 0 || pwrite(in_fd, data, size, 0) !=
-	    (ssize_t)size || ftruncate(STDOUT_FILENO, 0) != 0 ||
+	if (ftruncate(STDOUT_FILENO, 0) != 0 ||
 	    lseek(STDOUT_FILENO, 0, SEEK_SET) != 0)
 		abort();
 	memset(&o, 0, sizeof o);
@@ -108,22 +105,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * disorder takes them back into memory */
 		o.budget = (data[size - 1] & 4) != 0 ? 2 : 0;
 	}
-	nd_die_hook = die_hook;
-	if (setjmp(fail) == 0) {
-		out = nd_out_open(NULL);
-		convert(&o, out);
-		nd_out_close(out);
-		out = NULL;
+	out = nd_out_open(NULL);
+	rc = convert(data, size, &o, out);
+	nd_out_close(out);
+	if (rc == 0)
 		fz_check_stream();
-	} else {
-		/* an input error: nothing reached the output */
-		if (lseek(STDOUT_FILENO, 0, SEEK_END) != 0)
-			abort();
-		if (out != NULL) {
-			nd_die_hook = NULL;
-			nd_out_close(out);	/* frees it */
-		}
-	}
-	nd_die_hook = NULL;
+	else if (lseek(STDOUT_FILENO, 0, SEEK_END) != 0)
+		abort();	/* an input error: nothing reached the output */
 	return 0;
 }

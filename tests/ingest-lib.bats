@@ -102,5 +102,70 @@ EOF
 	assert_output ''
 	grep -q 'nd_kineto_feed(' "$top/fuzz/fuzz_chrome.c"
 	grep -q 'nd_kineto_finish(' "$top/fuzz/fuzz_chrome.c"
-	grep -q 'nd_xpconv_convert(' "$top/fuzz/fuzz_xplane2ndjson.c"
+	grep -q 'nd_xpconv_convert_mem(' "$top/fuzz/fuzz_xplane2ndjson.c"
+	# errors are values: no harness jumps out of an exit or tracks the
+	# allocations an exit would leak, and each includes the public header
+	# alone (besides its own fuzz/*.h)
+	run grep -ln 'setjmp\|longjmp\|malloc_and_free_hooks\|/proc/self/fd' \
+	    "$top"/fuzz/*.c "$top"/fuzz/*.h
+	assert_failure 1
+	run sh -c "grep -h '^#include \"' '$top'/fuzz/*.c '$top'/fuzz/*.h | sort -u"
+	assert_output $'#include "fuzz_lines.h"\n#include "fuzz_stream.h"\n#include "ndtrace.h"'
+	# the one die hook a harness sets makes an exit a bug (abort)
+	run sh -c "grep -h 'nd_die_hook = ' '$top'/fuzz/*.c | sort -u | tr -d '\t'"
+	assert_output 'nd_die_hook = die_is_a_bug;'
+}
+
+@test "ingest lib: an XPlane error is a value: the process goes on to the next input, the message is the program's" {
+	local good="$BATS_TEST_DIRNAME/fixtures/xplane/rocm_jax08_gemm.xplane.pb"
+	# a plane whose event (its message at byte 30) names metadata id 99,
+	# which the plane does not define; the second input is valid
+	printf '\x0a\x32\x08\x01\x12\x0d/device:TPU:0\x1a\x11\x08\x01\x12\x03Ops\x18\x64\x22\x06\x08\x63\x10\x0a\x18\x14\x22\x0c\x08\x01\x12\x08\x08\x01\x12\x04fuse' \
+	    >"$BATS_TEST_TMPDIR/md.pb"
+	head -c 300 "$good" >"$BATS_TEST_TMPDIR/cut.pb"
+	run --separate-stderr "$ND_BIN/nd-unit" xperr "$BATS_TEST_TMPDIR/md.pb" "$BATS_TEST_TMPDIR/cut.pb" "$good"
+	assert_success
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	local want_len
+	want_len=$(python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); n=s=0
+i=1
+while True:
+    b=d[i]; n|=(b&0x7f)<<s; s+=7; i+=1
+    if b<0x80: break
+print(n, 300-i)' "$good")
+	set -- $want_len
+	assert_output "$BATS_TEST_TMPDIR/md.pb: error at byte 30: $BATS_TEST_TMPDIR/md.pb: byte 30: event metadata id 99 is not defined in plane '/device:TPU:0'
+$BATS_TEST_TMPDIR/cut.pb: error at byte 1: $BATS_TEST_TMPDIR/cut.pb: byte 1: length $1 of field 1 runs past the end of the enclosing message ($2 bytes left)
+$good: ok"
+	# the program prints the same message, exit 2, nothing on stdout
+	run --separate-stderr "$ND_BIN/xplane2ndjson" "$BATS_TEST_TMPDIR/md.pb"
+	assert_failure 2
+	assert_output ''
+	[ "$stderr" = "xplane2ndjson: $BATS_TEST_TMPDIR/md.pb: byte 30: event metadata id 99 is not defined in plane '/device:TPU:0'" ] || fail "stderr: $stderr"
+}
+
+@test "ingest lib: a Chrome error is a value: the reader's, the engine's, the input's; the process goes on" {
+	local good="$BATS_TEST_DIRNAME/fixtures/chrome/xprof_handwritten_trace.json"
+	local T="$BATS_TEST_TMPDIR"
+	printf '{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1},{"ph":"X" "name"}]}' >"$T/json.json"
+	printf '[1,2]' >"$T/nums.json"
+	# the offsets, 1-based, by python: the member name where a ',' was
+	# due (the reader's error), the first element (the engine's)
+	read -r o1 o2 < <("$PY" -c 'import sys
+a = open(sys.argv[1]).read(); b = open(sys.argv[2]).read()
+print(a.index("\"name\"}") + 1, b.index("1") + 1)' "$T/json.json" "$T/nums.json")
+	run --separate-stderr "$ND_BIN/nd-unit" chromeerr "$T/json.json" "$T/nums.json" "$T/missing.json" "$good"
+	assert_success
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	assert_output "$T/json.json: error at byte $o1: $T/json.json: byte $o1: invalid JSON: expected ',' or '}' in object; text there: \"name\"}]}
+$T/nums.json: error at byte $o2: $T/nums.json: byte $o2: not a Chrome trace: a JSON array of numbers
+$T/missing.json: error at byte -: $T/missing.json: No such file or directory
+$good: ok"
+	# the program prints the same messages, exit 2, nothing on stdout
+	for f in json nums; do
+		run --separate-stderr "$ND_BIN/chrome2ndjson" "$T/$f.json"
+		assert_failure 2
+		assert_output ''
+	done
+	[ "$stderr" = "chrome2ndjson: $T/nums.json: byte $o2: not a Chrome trace: a JSON array of numbers" ] || fail "stderr: $stderr"
 }

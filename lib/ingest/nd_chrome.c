@@ -31,6 +31,7 @@ struct nd_chrome {
 	int seen_schema;
 	int unclosed;
 	nd_buf key;		/* copy of the current member name */
+	nd_err err;		/* the first error; the document then ends */
 };
 
 nd_chrome *
@@ -43,6 +44,7 @@ nd_chrome_open(nd_in *in)
 	c->buf = nd_xmalloc(c->cap);
 	c->max = ND_CHROME_MAX_VALUE;
 	c->state = S_START;
+	nd_err_clear(&c->err);
 	/* a number of any length is valid JSON; the caller must not copy
 	 * one longer than ND_JSON_MAX_NUMBER into a stream as a number */
 	nd_json_long_numbers = 1;
@@ -83,17 +85,50 @@ nd_chrome_offset(const nd_chrome *c, const char *p)
 	return c->base + (uint64_t)(p - c->buf);
 }
 
-void
-nd_chrome_die(const nd_chrome *c, uint64_t off, const char *fmt, ...)
+static int
+verror(const nd_chrome *c, nd_err *e, uint64_t off, const char *fmt,
+    va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	return nd_err_set(e, nd_in_name(c->in), off + 1, ND_ERR_NONE,
+	    "%s: byte %llu: %s", nd_in_name(c->in),
+	    (unsigned long long)off + 1, msg);
+}
+
+int
+nd_chrome_error(const nd_chrome *c, nd_err *e, uint64_t off,
+    const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	verror(c, e, off, fmt, ap);
 	va_end(ap);
-	nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(c->in),
-	    (unsigned long long)off + 1, msg);
+	return -1;
+}
+
+const nd_err *
+nd_chrome_err(const nd_chrome *c)
+{
+	return c->err.code != 0 ? &c->err : NULL;
+}
+
+/* The reader's error at offset off: the document ends there (no more
+ * input, nd_chrome_next returns ND_CHROME_END).  Returns -1. */
+static int ND_PRINTF(3, 4)
+fail(nd_chrome *c, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(c, &c->err, off, fmt, ap);
+	va_end(ap);
+	c->eof = 1;
+	c->pos = c->len;
+	c->state = S_END;
+	return -1;
 }
 
 /* Make room and read more: drop what was consumed (before pos), grow the
@@ -118,8 +153,13 @@ more(nd_chrome *c)
 	while (c->len < c->cap && !c->eof) {
 		size_t r = nd_in_read(c->in, c->buf + c->len, c->cap - c->len);
 
-		if (r == 0 && nd_in_err(c->in) != NULL)
-			nd_err_exit(nd_in_err(c->in));
+		if (r == 0 && nd_in_err(c->in) != NULL) {
+			nd_err_copy(&c->err, nd_in_err(c->in));
+			c->eof = 1;
+			c->pos = c->len;
+			c->state = S_END;
+			return;
+		}
 		if (r == 0)
 			c->eof = 1;
 		c->len += r;
@@ -156,18 +196,18 @@ describe(int ch, char tmp[16])
 	return tmp;
 }
 
-static _Noreturn void
-die_here(nd_chrome *c, const char *what)
+static int
+fail_here(nd_chrome *c, const char *what)
 {
 	char tmp[16];
 	int ch = c->pos < c->len ? (unsigned char)c->buf[c->pos] : -1;
 
-	nd_chrome_die(c, c->base + c->pos, "%s, found %s%s", what,
+	return fail(c, c->base + c->pos, "%s, found %s%s", what,
 	    describe(ch, tmp), ch < 0 ? " (truncated file?)" : "");
 }
 
 /* Validate the value at pos.  1 with v filled and pos past it; 0 when it
- * is larger than the limit and may_skip (pos unchanged). */
+ * is larger than the limit and may_skip (pos unchanged); -1 on an error. */
 static int
 parse_value(nd_chrome *c, nd_jval *v, int may_skip, const char *what)
 {
@@ -196,19 +236,21 @@ parse_value(nd_chrome *c, nd_jval *v, int may_skip, const char *what)
 			}
 			near[n] = '\0';
 			if (e.off >= c->len)
-				nd_chrome_die(c, c->base + e.off, "invalid JSON: "
+				return fail(c, c->base + e.off, "invalid JSON: "
 				    "%s%s", e.msg, c->eof ? " (truncated file?)" : "");
-			nd_chrome_die(c, c->base + e.off, "invalid JSON: %s; text "
+			return fail(c, c->base + e.off, "invalid JSON: %s; text "
 			    "there: %s", e.msg, near);
 		}
 		if (c->len - c->pos >= c->max) {
 			if (may_skip)
 				return 0;
-			nd_chrome_die(c, c->base + c->pos, "%s larger than "
+			return fail(c, c->base + c->pos, "%s larger than "
 			    "%zu MiB: refusing to hold it in memory", what,
 			    c->max >> 20);
 		}
 		more(c);
+		if (c->err.code != 0)
+			return -1;
 	}
 }
 
@@ -222,9 +264,11 @@ skip_value(nd_chrome *c)
 	scalar = first != '{' && first != '[' && first != '"';
 	for (;;) {
 		if (c->pos == c->len) {
-			if (c->eof)
-				nd_chrome_die(c, c->base + c->pos, "unexpected end "
-				    "of input in a skipped value (truncated file?)");
+			if (c->eof) {
+				fail(c, c->base + c->pos, "unexpected end of input "
+				    "in a skipped value (truncated file?)");
+				return;
+			}
 			more(c);
 			continue;
 		}
@@ -274,37 +318,38 @@ close_array(nd_chrome *c)
 }
 
 /* A top-level member: its name, then the value (traceEvents switches to
- * array reading).  1 when it produced an item. */
+ * array reading).  1 when it produced an item, -1 on an error. */
 static int
 member(nd_chrome *c, nd_chrome_item *it)
 {
 	nd_jval key;
 	uint64_t key_off;
-	int ch;
+	int ch, got;
 
 	if (next_char(c) != '"')
-		die_here(c, "expected a member name (a string)");
+		return fail_here(c, "expected a member name (a string)");
 	key_off = c->base + c->pos;
-	parse_value(c, &key, 0, "member name");
+	if (parse_value(c, &key, 0, "member name") < 0)
+		return -1;
 	nd_buf_reset(&c->key);
 	nd_buf_add(&c->key, key.raw, key.len);
 	it->key = key;
 	it->key.raw = c->key.p;
 	if ((ch = next_char(c)) != ':')
-		die_here(c, "expected ':' after a member name");
+		return fail_here(c, "expected ':' after a member name");
 	c->pos++;
 	ch = next_char(c);
 	if (ch < 0)
-		die_here(c, "expected a value");
+		return fail_here(c, "expected a value");
 	c->state = S_TOP_NEXT;
 	if (nd_jstr_eq(&it->key, "traceEvents")) {
 		char tmp[16];
 
 		if (c->seen_events)
-			nd_chrome_die(c, key_off, "a second \"traceEvents\" "
+			return fail(c, key_off, "a second \"traceEvents\" "
 			    "member");
 		if (ch != '[')
-			nd_chrome_die(c, c->base + c->pos, "\"traceEvents\" is "
+			return fail(c, c->base + c->pos, "\"traceEvents\" is "
 			    "not an array (found %s)", describe(ch, tmp));
 		c->seen_events = 1;
 		c->in_object = 1;
@@ -315,13 +360,17 @@ member(nd_chrome *c, nd_chrome_item *it)
 	if (nd_jstr_eq(&it->key, "schema"))
 		c->seen_schema = 1;
 	it->kind = ND_CHROME_MEMBER;
-	if (parse_value(c, &it->val, 1, "member")) {
+	if ((got = parse_value(c, &it->val, 1, "member")) < 0)
+		return -1;
+	if (got) {
 		it->off = c->base + (uint64_t)(it->val.raw - c->buf);
 		it->size = it->val.len;
 	} else {
 		it->off = c->base + c->pos;
 		it->val.type = ND_JNONE;
 		skip_value(c);
+		if (c->err.code != 0)
+			return -1;
 		it->size = c->base + c->pos - it->off;
 	}
 	return 1;
@@ -333,9 +382,60 @@ not_a_trace(nd_chrome *c, int ch)
 {
 	if (ch == 0x80 && c->len - c->pos >= 2 &&
 	    c->buf[c->pos + 1] >= 2 && c->buf[c->pos + 1] <= 5)
-		nd_chrome_die(c, c->base + c->pos, "not a Chrome trace: a "
-		    "pickle (a PyTorch memory snapshot? trace-mem reads it)");
-	die_here(c, "not a Chrome trace: expected '{' or '['");
+		fail(c, c->base + c->pos, "not a Chrome trace: a pickle (a "
+		    "PyTorch memory snapshot? trace-mem reads it)");
+	else
+		fail_here(c, "not a Chrome trace: expected '{' or '['");
+}
+
+/* The document's first byte: '{' or '[' (after a byte order mark). */
+static void
+start(nd_chrome *c)
+{
+	int ch;
+
+	while (c->len - c->pos < 3 && !c->eof)
+		more(c);
+	if (c->len - c->pos >= 3 &&
+	    memcmp(c->buf + c->pos, "\xef\xbb\xbf", 3) == 0)
+		c->pos += 3;	/* UTF-8 byte order mark */
+	ch = next_char(c);
+	if (ch < 0) {
+		fail(c, c->base + c->pos, "empty input: not a Chrome trace");
+		return;
+	}
+	if (ch != '{' && ch != '[') {
+		not_a_trace(c, ch);
+		return;
+	}
+	c->form = ch;
+	c->pos++;
+	c->state = ch == '{' ? S_TOP_FIRST : S_ARR_FIRST;
+}
+
+/* In the top-level object: its end, or the next member (member()). */
+static int
+top_next(nd_chrome *c, nd_chrome_item *it)
+{
+	int ch = next_char(c);
+
+	if (ch == '}') {
+		if (!c->seen_events)
+			return fail(c, c->base + c->pos, "no \"traceEvents\" "
+			    "member: not a Chrome trace%s", c->seen_schema ?
+			    " (an ndtrace stream? those are read by the "
+			    "trace-* programs)" : "");
+		c->pos++;
+		c->state = S_DONE;
+		return 0;
+	}
+	if (c->state == S_TOP_NEXT) {
+		if (ch != ',')
+			return fail_here(c, "expected ',' or '}' after a "
+			    "top-level member");
+		c->pos++;
+	}
+	return member(c, it);
 }
 
 int
@@ -345,44 +445,15 @@ nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 
 	memset(it, 0, sizeof *it);
 	for (;;) {
+		if (c->err.code != 0)
+			c->state = S_END;
 		switch (c->state) {
 		case S_START:
-			while (c->len - c->pos < 3 && !c->eof)
-				more(c);
-			if (c->len - c->pos >= 3 &&
-			    memcmp(c->buf + c->pos, "\xef\xbb\xbf", 3) == 0)
-				c->pos += 3;	/* UTF-8 byte order mark */
-			ch = next_char(c);
-			if (ch < 0)
-				nd_chrome_die(c, c->base + c->pos,
-				    "empty input: not a Chrome trace");
-			if (ch != '{' && ch != '[')
-				not_a_trace(c, ch);
-			c->form = ch;
-			c->pos++;
-			c->state = ch == '{' ? S_TOP_FIRST : S_ARR_FIRST;
+			start(c);
 			break;
 		case S_TOP_FIRST:
 		case S_TOP_NEXT:
-			ch = next_char(c);
-			if (ch == '}') {
-				if (!c->seen_events)
-					nd_chrome_die(c, c->base + c->pos, "no "
-					    "\"traceEvents\" member: not a Chrome "
-					    "trace%s", c->seen_schema ? " (an "
-					    "ndtrace stream? those are read by "
-					    "the trace-* programs)" : "");
-				c->pos++;
-				c->state = S_DONE;
-				break;
-			}
-			if (c->state == S_TOP_NEXT) {
-				if (ch != ',')
-					die_here(c, "expected ',' or '}' after a "
-					    "top-level member");
-				c->pos++;
-			}
-			if (member(c, it))
+			if (top_next(c, it) > 0)
 				return it->kind;
 			break;
 		case S_ARR_FIRST:
@@ -400,10 +471,13 @@ nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 				c->state = S_END;
 				return ND_CHROME_END;
 			}
-			if (ch < 0 || ch == ']')
-				die_here(c, c->in_object ? "expected an event in "
-				    "\"traceEvents\"" : "expected an event");
-			parse_value(c, &it->val, 0, "event");
+			if (ch < 0 || ch == ']') {
+				fail_here(c, c->in_object ? "expected an event "
+				    "in \"traceEvents\"" : "expected an event");
+				break;
+			}
+			if (parse_value(c, &it->val, 0, "event") < 0)
+				break;
 			it->kind = ND_CHROME_EVENT;
 			it->off = c->base + (uint64_t)(it->val.raw - c->buf);
 			it->size = it->val.len;
@@ -420,17 +494,21 @@ nd_chrome_next(nd_chrome *c, nd_chrome_item *it)
 				close_array(c);
 				break;
 			}
-			if (ch != ',')
-				die_here(c, c->in_object ? "expected ',' or ']' "
-				    "after an event in \"traceEvents\"" :
+			if (ch != ',') {
+				fail_here(c, c->in_object ? "expected ',' or "
+				    "']' after an event in \"traceEvents\"" :
 				    "expected ',' or ']' after an event");
+				break;
+			}
 			c->pos++;
 			c->state = S_ARR_VALUE;
 			break;
 		case S_DONE:
-			if (next_char(c) >= 0)
-				die_here(c, "trailing data after the JSON "
+			if (next_char(c) >= 0) {
+				fail_here(c, "trailing data after the JSON "
 				    "document");
+				break;
+			}
 			c->state = S_END;
 			return ND_CHROME_END;
 		default:

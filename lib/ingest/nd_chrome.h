@@ -21,8 +21,9 @@
  * thus validated in one pass over its bytes, except the one per block that
  * straddles a boundary.
  *
- * Errors are fatal and name the decompressed byte offset (1-based):
- *   "prog: FILE: byte N: message"  (exit 2)
+ * Errors are values (nd_err.h) and name the decompressed byte offset
+ * (1-based): "FILE: byte N: message".  The first one ends the document:
+ * nd_chrome_next returns ND_CHROME_END and nd_chrome_err() the error.
  * Invalid JSON anywhere, traceEvents not an array, a second traceEvents,
  * trailing data, an empty input.  One leniency from the Trace Event Format:
  * a bare array may end without its closing ']' (the format allows it so that
@@ -33,6 +34,7 @@
 #ifndef ND_CHROME_H
 #define ND_CHROME_H
 
+#include "nd_err.h"
 #include "nd_in.h"
 #include "nd_json.h"
 #include "nd_util.h"
@@ -69,9 +71,13 @@ int nd_chrome_form(const nd_chrome *c);
 int nd_chrome_unclosed(const nd_chrome *c);
 /* Decompressed offset (0-based) of a pointer into the current item. */
 uint64_t nd_chrome_offset(const nd_chrome *c, const char *p);
-/* "prog: FILE: byte OFF+1: message", exit 2. */
-_Noreturn void nd_chrome_die(const nd_chrome *c, uint64_t off,
-    const char *fmt, ...) ND_PRINTF(3, 4);
+/* The error that ended the document, or NULL. */
+const nd_err *nd_chrome_err(const nd_chrome *c);
+/* For a caller's own error about the item at offset off: e filled (first
+ * error wins) with "FILE: byte OFF+1: message"; returns -1.  It reads
+ * only c's name, so another thread may call it while c reads on. */
+int nd_chrome_error(const nd_chrome *c, nd_err *e, uint64_t off,
+    const char *fmt, ...) ND_PRINTF(4, 5);
 void nd_chrome_close(nd_chrome *c);
 
 #endif

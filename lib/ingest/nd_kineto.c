@@ -68,6 +68,7 @@
 #include "nd_util.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +286,7 @@ struct nd_kineto {
 	uint64_t nsent;
 	struct fmt *sf;		/* M_STREAM: the formatter and output */
 	nd_out *out;
+	nd_err err;		/* the first input error; items then ignored */
 };
 
 typedef struct nd_kineto src;
@@ -1690,17 +1692,23 @@ event(src *s, const nd_chrome_item *it)
 	int c, why;
 	uint64_t a;
 
-	if (s->nev >= UINT32_MAX)
-		nd_chrome_die(s->ch, it->off, "more than 4294967295 events");
+	if (s->nev >= UINT32_MAX) {
+		nd_chrome_error(s->ch, &s->err, it->off,
+		    "more than 4294967295 events");
+		return;
+	}
 	s->nev++;
 	if (it->val.type != ND_JOBJ) {
 		char what[160];
 
 		/* a bare array that does not start with an event is some other
 		 * JSON document: say what it is rather than skip it all */
-		if (s->nev == 1 && nd_chrome_form(s->ch) == '[')
-			nd_chrome_die(s->ch, it->off, "not a Chrome trace: %s",
-			    nd_memtl_what(&it->val, what, sizeof what));
+		if (s->nev == 1 && nd_chrome_form(s->ch) == '[') {
+			nd_chrome_error(s->ch, &s->err, it->off, "not a Chrome "
+			    "trace: %s", nd_memtl_what(&it->val, what,
+			    sizeof what));
+			return;
+		}
 		skip(s, SK_NOT_OBJECT);
 		return;
 	}
@@ -3271,8 +3279,9 @@ src_free(src *s)
  * on a second thread that hands batches of validated events to the
  * decoder, so the two halves of phase 1 overlap on two cores.  Items are
  * copied into the batch (their slices would not outlive the next
- * nd_chrome_next).  A fatal input error on the reader ends the process
- * from there, which is safe: nothing has been written yet. */
+ * nd_chrome_next).  An input error on the reader ends the document there
+ * (the reader's, nd_chrome_err); one of the engine's stops the reader
+ * (stop).  Either reaches the caller after the items before it. */
 
 #define BATCH_BYTES ((size_t)1 << 20)
 #define BATCH_ITEMS 16384
@@ -3297,6 +3306,7 @@ typedef struct reader {
 	pthread_cond_t cv;
 	batch b[NBATCH];
 	size_t w, r;		/* batches filled / consumed */
+	atomic_int stop;	/* the engine met an error: read no more */
 } reader;
 
 static size_t
@@ -3344,7 +3354,8 @@ reader_main(void *arg)
 			nd_chrome_item it;
 			bitem *x;
 
-			if (nd_chrome_next(rd->ch, &it) == ND_CHROME_END) {
+			if (atomic_load(&rd->stop) ||
+			    nd_chrome_next(rd->ch, &it) == ND_CHROME_END) {
 				b->last = last = 1;
 				break;
 			}
@@ -3678,7 +3689,8 @@ read_all(src *s)
 	pthread_cond_init(&rd.cv, NULL);
 	if (s->o->one_thread ||
 	    pthread_create(&rd.th, NULL, reader_main, &rd) != 0) {
-		while ((k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
+		while (s->err.code == 0 &&
+		    (k = nd_chrome_next(s->ch, &it)) != ND_CHROME_END) {
 			if (k == ND_CHROME_EVENT)
 				event(s, &it);
 			else
@@ -3689,12 +3701,14 @@ read_all(src *s)
 	while (!done) {
 		batch *b = reader_next(&rd);
 
-		for (size_t i = 0; i < b->n; i++) {
+		for (size_t i = 0; i < b->n && s->err.code == 0; i++) {
 			if (b->items[i].it.kind == ND_CHROME_EVENT)
 				event(s, &b->items[i].it);
 			else
 				member(s, &b->items[i].it);
 		}
+		if (s->err.code != 0)
+			atomic_store(&rd.stop, 1);	/* drain, then stop */
 		done = b->last;
 		reader_release(&rd);
 	}
@@ -3876,23 +3890,37 @@ nd_kineto_new(const char *arg, const char *name, const nd_kineto_opts *o)
 	return s;
 }
 
-void
+int
 nd_kineto_feed(nd_kineto *s, nd_chrome *ch, const nd_chrome_item *it)
 {
+	if (s->err.code != 0)
+		return -1;
 	s->ch = ch;
 	if (it->kind == ND_CHROME_EVENT)
 		event(s, it);
 	else
 		member(s, it);
+	return s->err.code != 0 ? -1 : 0;
 }
 
-void
-nd_kineto_read(nd_kineto *s, nd_chrome *ch)
+const nd_err *
+nd_kineto_err(const nd_kineto *s)
+{
+	return s->err.code != 0 ? &s->err : NULL;
+}
+
+int
+nd_kineto_read(nd_kineto *s, nd_chrome *ch, nd_err *err)
 {
 	s->ch = ch;
 	read_all(s);
 	s->unclosed = nd_chrome_unclosed(ch);
 	s->ch = NULL;
+	/* the engine's error is at an item before the reader's */
+	if (s->err.code == 0 && nd_chrome_err(ch) != NULL)
+		nd_err_copy(&s->err, nd_chrome_err(ch));
+	nd_err_copy(err, &s->err);
+	return s->err.code != 0 ? -1 : 0;
 }
 
 /* The timelines of torch_npu's device and derived lanes (nd_ascend_lane),
@@ -3998,19 +4026,23 @@ nd_kineto_free(nd_kineto *s)
  * been read and found valid, so an input error leaves nothing of it on
  * the output, and what is written is what that one read saw (the sha256
  * of the end record is of the same bytes). */
-void
-nd_kineto_convert(const char *path, const nd_kineto_opts *o, nd_out *out)
+int
+nd_kineto_convert(const char *path, const nd_kineto_opts *o, nd_out *out,
+    nd_err *err)
 {
 	nd_in *in = nd_in_open_hashed(path);
 	nd_kineto *k = nd_kineto_new(path, nd_in_name(in), o);
 	nd_chrome *ch = nd_chrome_open(in);
 	char sha[65];
+	int rc = nd_kineto_read(k, ch, err);
 
-	nd_kineto_read(k, ch);
 	nd_chrome_close(ch);
-	nd_in_sha256(in, sha);
-	nd_kineto_finish(k, sha, 0);
-	nd_kineto_write(k, out);
+	if (rc == 0) {
+		nd_in_sha256(in, sha);
+		nd_kineto_finish(k, sha, 0);
+		nd_kineto_write(k, out);
+	}
 	nd_in_close(in);
 	nd_kineto_free(k);
+	return rc;
 }

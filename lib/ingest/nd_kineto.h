@@ -7,9 +7,10 @@
  * on a reader thread unless one_thread; nd_kineto_feed takes one), then
  * nd_kineto_finish once the input is read whole (its sha256), then
  * nd_kineto_write (meta, records, end) and nd_kineto_free.  Nothing is
- * written before finish: an input error (nd_die, exit 2) leaves nothing
- * of the input on the output.  nd_kineto_convert does all of it for a
- * path ("-" is stdin).
+ * written before finish: an input error (a value, nd_err.h: the reader's,
+ * nd_chrome_err, or the engine's, nd_kineto_err) leaves nothing of the
+ * input on the output.  nd_kineto_convert does all of it for a path ("-"
+ * is stdin).
  */
 #ifndef ND_KINETO_H
 #define ND_KINETO_H
@@ -38,10 +39,14 @@ typedef struct nd_kineto nd_kineto;
  * name: the input in messages.  The opts are copied. */
 nd_kineto *nd_kineto_new(const char *arg, const char *name,
     const nd_kineto_opts *o);
-/* One item of the document; ch gives the byte offsets of errors. */
-void nd_kineto_feed(nd_kineto *k, nd_chrome *ch, const nd_chrome_item *it);
-/* Every item of ch, to its end. */
-void nd_kineto_read(nd_kineto *k, nd_chrome *ch);
+/* One item of the document; ch gives the byte offsets of errors.  0, or
+ * -1 once the engine has met an error (nd_kineto_err): later items are
+ * ignored. */
+int nd_kineto_feed(nd_kineto *k, nd_chrome *ch, const nd_chrome_item *it);
+const nd_err *nd_kineto_err(const nd_kineto *k);
+/* Every item of ch, to its end: 0, or -1 with err filled (the engine's
+ * error, else ch's). */
+int nd_kineto_read(nd_kineto *k, nd_chrome *ch, nd_err *err);
 /* The input is read whole: its sha256 (hex) and whether a bare array
  * was left unclosed (nd_kineto_read notes that itself). */
 void nd_kineto_finish(nd_kineto *k, const char *sha256, int unclosed);
@@ -49,7 +54,8 @@ void nd_kineto_finish(nd_kineto *k, const char *sha256, int unclosed);
 void nd_kineto_write(nd_kineto *k, nd_out *out);
 void nd_kineto_free(nd_kineto *k);	/* NULL, or at any point */
 
-void nd_kineto_convert(const char *path, const nd_kineto_opts *o,
-    nd_out *out);
+/* 0, or -1 with err filled: nothing was written. */
+int nd_kineto_convert(const char *path, const nd_kineto_opts *o,
+    nd_out *out, nd_err *err);
 
 #endif

@@ -21,6 +21,7 @@
  *   nd-unit out-fail FILE       nd_out: write then die (no file must remain)
  *   nd-unit xperr FILE...       nd_xpconv_convert_mem of each file in one
  *                               process: "FILE: ok" or the error value
+ *   nd-unit chromeerr FILE...   the same with nd_kineto_convert
  *   nd-unit device FILE...      nd_event_kind per span: "KIND\tNAME" with
  *                               KIND host, device or annot
  *   nd-unit ingest KIND FILE [BUDGET]  the ingest engines on one thread:
@@ -362,7 +363,10 @@ cmd_ingest(char **argv, int argc)
 		o.budget = argc == 3 ? (size_t)atol(argv[2]) : 0;
 		k = nd_kineto_new(argv[1], nd_in_name(in), &o);
 		while (nd_chrome_next(ch, &it) != ND_CHROME_END)
-			nd_kineto_feed(k, ch, &it);
+			if (nd_kineto_feed(k, ch, &it) != 0)
+				nd_err_exit(nd_kineto_err(k));
+		if (nd_chrome_err(ch) != NULL)
+			nd_err_exit(nd_chrome_err(ch));
 		unclosed = nd_chrome_unclosed(ch);
 		nd_chrome_close(ch);
 		nd_in_sha256(in, sha);
@@ -381,6 +385,17 @@ cmd_ingest(char **argv, int argc)
 		nd_die(2, "usage: nd-unit ingest chrome|xplane FILE [BUDGET]");
 	nd_out_close(out);
 	return 0;
+}
+
+/* "PATH: error at byte OFF: MSG" ("at byte -" when it names none). */
+static void
+print_err(const char *path, const nd_err *e)
+{
+	if (e->off == ND_ERR_NONE)
+		printf("%s: error at byte -: %s\n", path, e->msg);
+	else
+		printf("%s: error at byte %llu: %s\n", path,
+		    (unsigned long long)e->off, e->msg);
 }
 
 /* Each XPlane file's bytes converted in this one process (to /dev/null):
@@ -403,11 +418,30 @@ cmd_xperr(char **paths, int n)
 		    data.len, paths[i], &o, out, &err) == 0)
 			printf("%s: ok\n", paths[i]);
 		else
-			printf("%s: error at byte %llu: %s\n", paths[i],
-			    (unsigned long long)err.off, err.msg);
+			print_err(paths[i], &err);
 		nd_out_close(out);
 		nd_buf_free(&data);
 		nd_in_close(in);
+	}
+	return 0;
+}
+
+/* The same for Chrome trace JSON files (nd_kineto_convert). */
+static int
+cmd_chromeerr(char **paths, int n)
+{
+	nd_kineto_opts o = { .quiet = 1, .one_thread = 1 };
+
+	for (int i = 0; i < n; i++) {
+		nd_out *out = nd_out_open("/dev/null");
+		nd_err err;
+
+		nd_err_clear(&err);
+		if (nd_kineto_convert(paths[i], &o, out, &err) == 0)
+			printf("%s: ok\n", paths[i]);
+		else
+			print_err(paths[i], &err);
+		nd_out_close(out);
 	}
 	return 0;
 }
@@ -723,5 +757,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "xperr") == 0 && argc >= 3)
 		return cmd_xperr(argv + 2, argc - 2);
+	if (strcmp(argv[1], "chromeerr") == 0 && argc >= 3)
+		return cmd_chromeerr(argv + 2, argc - 2);
 	nd_die(2, "unknown command: %s", argv[1]);
 }
