@@ -154,6 +154,8 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 
 	nd_sha256_hex(&r->sha, hex);
 	nd_sha256_free(&r->sha);
+	if (nd_stream_failed(st))
+		nd_err_exit(nd_stream_err(st));
 	if (want < 0 || (uint64_t)want != r->nlines - 1)
 		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
 		    ND_PARTIAL_END " counts %lld records, the partial begun at "
@@ -178,6 +180,8 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 		r->rev.source = r->source;
 		nd_stream_set_lineno(st, h->line);
 		fn(ctx, st, &r->rev);
+		if (nd_stream_failed(st))
+			nd_err_exit(nd_stream_err(st));	/* the engine's */
 	}
 	nd_stream_set_lineno(st, 0);
 	r->open = 0;
@@ -332,14 +336,14 @@ nd_partial_sum(const char *key, int64_t v)
 
 	if (r == NULL)		/* a reader used alone (nd-unit) */
 		return v;
-	if (a > (uint64_t)ND_PARTIAL_SUM_MAX - r->sum)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record: \"%s\" is %lld, "
-		    "and the figures the merge adds up pass 2^60 (36 years in "
-		    "ns): partial results of no profile (edited, or written by "
-		    "another program)", nd_stream_file(r->st),
-		    (unsigned long long)nd_stream_lineno(r->st),
-		    (int)r->rev.type_name.n, r->rev.type_name.p, key,
-		    (long long)v);
+	if (a > (uint64_t)ND_PARTIAL_SUM_MAX - r->sum) {
+		nd_stream_fail(r->st, "%.*s record: \"%s\" is %lld, and the "
+		    "figures the merge adds up pass 2^60 (36 years in ns): "
+		    "partial results of no profile (edited, or written by "
+		    "another program)", (int)r->rev.type_name.n,
+		    r->rev.type_name.p, key, (long long)v);
+		return 0;
+	}
 	r->sum += a;
 	return v;
 }
@@ -367,11 +371,10 @@ nd_partial_record(const char *key, const char *text, size_t len,
 		    (int)r->pev.type_name.n, r->pev.type_name.p);
 	else
 		return;
-	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record whose \"%s\" is not %s "
-	    "(%s): partial results of no run (edited, or written by another "
-	    "program)", nd_stream_file(r->st),
-	    (unsigned long long)nd_stream_lineno(r->st),
-	    (int)r->rev.type_name.n, r->rev.type_name.p, key, what, why);
+	nd_stream_fail(r->st, "%.*s record whose \"%s\" is not %s (%s): "
+	    "partial results of no run (edited, or written by another "
+	    "program)", (int)r->rev.type_name.n, r->rev.type_name.p, key,
+	    what, why);
 }
 
 int

@@ -86,7 +86,9 @@ typedef struct nd_partial_opts {
 void nd_partial_check_opts(const nd_partial_opts *o);
 
 /* Called for the header and for each record of a partial whose trailer
- * checked out, in input order; nd_stream_lineno(st) is the record's line. */
+ * checked out, in input order; nd_stream_lineno(st) is the record's line.
+ * A record it refuses is the stream's error (nd_stream_fail, and return):
+ * nd_partial_read prints that one line and exits 2. */
 typedef void (*nd_partial_fn)(void *ctx, nd_stream *st, const nd_event *ev);
 
 /* Read paths[0..n) (stdin when n == 0): partials with header type HEADER
@@ -103,8 +105,9 @@ unsigned nd_partial_read(char **paths, int n, const char *header,
  * bound of every sum (nd_sum.h) over the whole merge. */
 #define ND_PARTIAL_SUM_MAX ND_SUM_MAX
 /* v, the figure KEY of the record, after adding |v| to the merge's total
- * of figures; dies "FILE:LINE: ... pass 2^60" past ND_PARTIAL_SUM_MAX.
- * (Outside nd_partial_read, a reader used alone, it returns v.) */
+ * of figures; past ND_PARTIAL_SUM_MAX, 0 and the stream's error
+ * "FILE:LINE: ... pass 2^60" (nd_stream_fail).  (Outside nd_partial_read,
+ * a reader used alone, it returns v.) */
 int64_t nd_partial_sum(const char *key, int64_t v);
 /* The number of records (header and trailer not counted) of the partial
  * the record is in: the bound of a count its header declares. */
@@ -112,9 +115,10 @@ uint64_t nd_partial_records(void);
 
 /* A record of the stream that a partial carries for the merge to write as
  * it is (a line a run passes through): text[0..len), the value of member
- * KEY of the record.  Dies (FILE:LINE, exit 2) unless it is one record of
- * ndtrace(7) -- one JSON object with a "type", no line break -- that
- * ok(rec) accepts; WHAT names those for the message ("a meta record"). */
+ * KEY of the record.  The stream's error (FILE:LINE, nd_stream_fail)
+ * unless it is one record of ndtrace(7) -- one JSON object with a "type",
+ * no line break -- that ok(rec) accepts; WHAT names those for the message
+ * ("a meta record"). */
 typedef int nd_partial_ok_fn(const nd_event *rec);
 void nd_partial_record(const char *key, const char *text, size_t len,
     nd_partial_ok_fn *ok, const char *what);

@@ -28,20 +28,20 @@ nd_prov_header(nd_prov *p, nd_stream *st, const nd_event *ev)
 	int64_t n;
 
 	if (p->rule != NULL && strcmp(s, p->rule) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with "
-		    "--overrun %s and %s cannot be merged", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), s, p->rule);
+		nd_stream_fail(st, "partial results made with --overrun %s and "
+		    "%s cannot be merged", s, p->rule);
 	free(p->rule);
 	p->rule = s;
 	s = nd_jstr_dup(nd_stream_need(st, ev, "timelines", ND_JSTR));
 	if (p->nheaders > 0 && strcmp(s, p->timelines) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results of --timelines "
-		    "%s and %s cannot be merged", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), s, p->timelines);
+		nd_stream_fail(st, "partial results of --timelines %s and %s "
+		    "cannot be merged", s, p->timelines);
 	if (nd_scan_timelines(s) < 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: unknown timelines '%s'",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), s);
+		nd_stream_fail(st, "unknown timelines '%s'", s);
+	if (nd_stream_failed(st)) {
+		free(s);
+		return;
+	}
 	p->timelines = nd_scan_timelines_name(nd_scan_timelines(s));
 	free(s);
 	v = nd_event_get(ev, "fallback");
@@ -49,11 +49,11 @@ nd_prov_header(nd_prov *p, nd_stream *st, const nd_event *ev)
 	p->nfallback += p->fallback;
 	n = nd_partial_sum("sources", nd_stream_need_int(st, ev, "sources"));
 	if (n < 0 || (uint64_t)n > UINT32_MAX - p->sources)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"sources\" must be an integer "
-		    ">= 0, with those of the partials before at most %lu",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
+		nd_stream_fail(st, "\"sources\" must be an integer >= 0, with "
+		    "those of the partials before at most %lu",
 		    (unsigned long)UINT32_MAX);
+	if (nd_stream_failed(st))
+		return;
 	p->sources += (uint32_t)n;
 	p->nheaders++;
 }

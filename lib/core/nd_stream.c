@@ -4,6 +4,8 @@
 #include "nd_sum.h"
 #include "nd_util.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,18 +313,48 @@ nd_stream_close(nd_stream *st)
 	free(st);
 }
 
+int
+nd_stream_fail(nd_stream *st, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return nd_err_set(&st->err, nd_stream_file(st), ND_ERR_NONE,
+	    nd_stream_lineno(st), "%s:%llu: %s", nd_stream_file(st),
+	    (unsigned long long)nd_stream_lineno(st), msg);
+}
+
+int
+nd_stream_failed(const nd_stream *st)
+{
+	return st->err.code != 0;
+}
+
 const nd_jval *
 nd_stream_need(nd_stream *st, const nd_event *ev, const char *key,
     nd_jtype type)
 {
+	/* after an error: an empty value of the type asked for */
+	static const nd_jval empty[] = {
+		[ND_JNONE] = { ND_JNONE, "null", 4, 0 },
+		[ND_JNULL] = { ND_JNULL, "null", 4, 0 },
+		[ND_JFALSE] = { ND_JFALSE, "false", 5, 0 },
+		[ND_JTRUE] = { ND_JTRUE, "true", 4, 0 },
+		[ND_JNUM] = { ND_JNUM, "0", 1, 0 },
+		[ND_JSTR] = { ND_JSTR, "\"\"", 2, 0 },
+		[ND_JARR] = { ND_JARR, "[]", 2, 0 },
+		[ND_JOBJ] = { ND_JOBJ, "{}", 2, 0 },
+	};
 	const nd_jval *v = nd_event_get(ev, key);
 
-	if (v == NULL || v->type != type)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid "
-		    "\"%s\"", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
-		    (int)ev->type_name.n, ev->type_name.p, key);
-	return v;
+	if (v != NULL && v->type == type)
+		return v;
+	nd_stream_fail(st, "%.*s record without a valid \"%s\"",
+	    (int)ev->type_name.n, ev->type_name.p, key);
+	return &empty[type];
 }
 
 int64_t
@@ -331,9 +363,9 @@ nd_stream_need_int(nd_stream *st, const nd_event *ev, const char *key)
 	const nd_jval *v = nd_stream_need(st, ev, key, ND_JNUM);
 	int64_t x;
 
-	if (nd_json_int(v, &x) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	if (nd_json_int(v, &x) != 0) {
+		nd_stream_fail(st, "\"%s\" must be an integer", key);
+		return 0;
+	}
 	return x;
 }

@@ -62,12 +62,18 @@ void nd_stream_close(nd_stream *st);
  * read (replay 0), or read back from sp (replay 1; nd_in_replay). */
 void nd_stream_spool_stdin(nd_stream *st, nd_spool *sp, int replay);
 
-/* For programs that read their own records back (--merge): the member KEY
- * of ev, which must exist with JSON type `type`, else die with
- * "prog: FILE:LINE: TYPE record without a valid "KEY"" (exit 2). */
+/* For engines that read their own records back (--merge's load): an
+ * error of the record at hand, "FILE:LINE: message", as the stream's own
+ * (nd_stream_err; the first wins): reading then ends, and the driver
+ * prints it.  Returns -1; the engine returns without using the record. */
+int nd_stream_fail(nd_stream *st, const char *fmt, ...) ND_PRINTF(2, 3);
+int nd_stream_failed(const nd_stream *st);
+/* The member KEY of ev, which must exist with JSON type `type`, else the
+ * stream's error "FILE:LINE: TYPE record without a valid "KEY"" and an
+ * empty value of that type (0, "", [], {}). */
 const nd_jval *nd_stream_need(nd_stream *st, const nd_event *ev,
     const char *key, nd_jtype type);
-/* The same for an integer within +-2^53. */
+/* The same for an integer within +-2^53 (0 after an error). */
 int64_t nd_stream_need_int(nd_stream *st, const nd_event *ev, const char *key);
 
 /* For readers of partial results (nd_partial): a line that is not a record

@@ -147,10 +147,10 @@ need_dur(nd_stream *st, const nd_event *ev, const char *key)
 {
 	int64_t v = nd_stream_need_int(st, ev, key);
 
-	if (v < 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer >= 0",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	if (v < 0) {
+		nd_stream_fail(st, "\"%s\" must be an integer >= 0", key);
+		return 0;
+	}
 	return v;
 }
 
@@ -164,9 +164,8 @@ read_coll(nd_stream *st, const nd_event *ev, nd_gaps_coll *c)
 	else if (nd_jstr_eq(v, "timeline"))
 		c->level = ND_GAP_TIMELINE;
 	else
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"level\" must be \"device\" "
-		    "or \"timeline\"", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+		nd_stream_fail(st, "\"level\" must be \"device\" or "
+		    "\"timeline\"");
 	c->min_ns = need_dur(st, ev, "min_ns");
 	c->kernel_wait_ns = need_dur(st, ev, "kernel_wait_ns");
 	c->host_context = need_bool(st, ev, "host_context");
@@ -242,6 +241,10 @@ merge_header(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 	int d;
 
 	read_coll(st, ev, &c);
+	if (nd_stream_failed(st)) {
+		free(c.step_regex);
+		return;
+	}
 	if (g->nheaders++ == 0) {
 		g->coll = c;
 		if (g->partial)
@@ -255,11 +258,11 @@ merge_header(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 		coll_text(&g->coll, d, &first);
 		nd_buf_addc(&mine, '\0');
 		nd_buf_addc(&first, '\0');
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with %s "
-		    "cannot be merged with those made with %s: make every "
-		    "partial with the same options", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), mine.p,
-		    first.p);
+		nd_stream_fail(st, "partial results made with %s cannot be "
+		    "merged with those made with %s: make every partial with "
+		    "the same options", mine.p, first.p);
+		nd_buf_free(&mine);
+		nd_buf_free(&first);
 	}
 	free(c.step_regex);
 }
@@ -275,13 +278,15 @@ merge_line(nd_gapsout *g, nd_stream *st, const nd_event *ev)
 
 	if (nd_str_eq(ev->type_name, "gap_pass")) {
 		if (n < hl + 1 || memcmp(p, PASS_HEAD, hl) != 0 ||
-		    p[n - 1] != '}')
-			nd_die(ND_EXIT_ERROR, "%s:%llu: gap_pass record not "
-			    "as --partial writes it (" PASS_HEAD "RECORD})",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st));
+		    p[n - 1] != '}') {
+			nd_stream_fail(st, "gap_pass record not as --partial "
+			    "writes it (" PASS_HEAD "RECORD})");
+			return;
+		}
 		nd_partial_record("line", p + hl, n - hl - 1,
 		    nd_partial_passed, "a record trace-gaps passes through");
+		if (nd_stream_failed(st))
+			return;
 		if (!g->partial) {
 			p += hl;
 			n -= hl + 1;

@@ -394,10 +394,10 @@ need_i64(nd_stream *st, const nd_event *ev, const char *key)
 	const nd_jval *v = nd_stream_need(st, ev, key, ND_JNUM);
 	int64_t x;
 
-	if (nd_json_int64(v, &x) != 0 || x < 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer >= 0",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	if (nd_json_int64(v, &x) != 0 || x < 0) {
+		nd_stream_fail(st, "\"%s\" must be an integer >= 0", key);
+		return 0;
+	}
 	return x;
 }
 
@@ -409,10 +409,11 @@ need_ts(nd_stream *st, const nd_event *ev, const char *key)
 	int64_t x;
 
 	if (nd_json_int64(v, &x) != 0 || x > ((int64_t)1 << 62) ||
-	    x < -((int64_t)1 << 62))
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be an integer "
-		    "within +-2^62", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	    x < -((int64_t)1 << 62)) {
+		nd_stream_fail(st, "\"%s\" must be an integer within +-2^62",
+		    key);
+		return 0;
+	}
 	return x;
 }
 
@@ -434,10 +435,10 @@ read_name(nd_gapsum *s, nd_stream *st, const nd_event *ev, const char *key)
 {
 	const nd_jval *v = nd_event_get(ev, key);
 
-	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL))
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"%s\" must be a string or "
-		    "null", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL)) {
+		nd_stream_fail(st, "\"%s\" must be a string or null", key);
+		return UINT32_MAX;
+	}
 	if (v->type == ND_JNULL)
 		return UINT32_MAX;
 	canon(s, v);
@@ -457,29 +458,28 @@ nd_gapsum_read(nd_gapsum *s, nd_stream *st, const nd_event *ev)
 		if (nd_jstr_eq(by, by_name[i]))
 			break;
 	if (i == NBY)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"by\" must be \"cause\", "
-		    "\"payload\" or \"scope\"", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
-	if (key == NULL || !(key->type == ND_JSTR ||
+		nd_stream_fail(st, "\"by\" must be \"cause\", \"payload\" "
+		    "or \"scope\"");
+	else if (key == NULL || !(key->type == ND_JSTR ||
 	    (key->type == ND_JNULL && i == BY_SCOPE)))
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"key\" must be a string%s",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
+		nd_stream_fail(st, "\"key\" must be a string%s",
 		    i == BY_SCOPE ? " or null" : "");
+	if (nd_stream_failed(st))
+		return;
 	/* the figures the merge adds (nd_partial_sum) */
 	count = nd_partial_sum("count", need_i64(st, ev, "count"));
 	total = nd_partial_sum("total_ns", need_i64(st, ev, "total_ns"));
 	max = need_i64(st, ev, "max_ns");
-	if (count == 0 || max > total)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: gap_sum totals that no gaps "
-		    "add up to (count 0, or max_ns above total_ns)",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+	if (!nd_stream_failed(st) && (count == 0 || max > total))
+		nd_stream_fail(st, "gap_sum totals that no gaps add up to "
+		    "(count 0, or max_ns above total_ns)");
 	ts = need_ts(st, ev, "max_ts_ns");
 	if (i == BY_PAYLOAD) {
 		marker = read_name(s, st, ev, "marker");
 		scope = read_name(s, st, ev, "scope");
 	}
+	if (nd_stream_failed(st))
+		return;
 	if (key->type == ND_JNULL) {
 		row_add(row_of(&s->t[i], NULL, 0), (uint64_t)count, total, max,
 		    ts, marker, scope);

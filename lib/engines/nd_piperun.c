@@ -152,17 +152,22 @@ eng_load(void *self, nd_stream *st, const nd_event *ev)
 		char *c = nd_jstr_dup(nd_stream_need(st, ev, "rules",
 		    ND_JSTR));
 
+		if (nd_stream_failed(st)) {
+			free(c);
+			return;
+		}
 		if (r->nheaders++ == 0)
 			r->rules = c;
-		else if (strcmp(c, r->rules) != 0) {
+		else {
+			if (strcmp(c, r->rules) != 0)
+				nd_stream_fail(st, "partial results made with "
+				    "other rules than the first: give every "
+				    "--partial job the same --forward, "
+				    "--backward, --wgrad and --p2p");
 			free(c);
-			nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made "
-			    "with other rules than the first: give every "
-			    "--partial job the same --forward, --backward, "
-			    "--wgrad and --p2p", nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st));
-		} else
-			free(c);
+			if (nd_stream_failed(st))
+				return;
+		}
 	} else if (nd_str_eq(ev->type_name, LINE)) {
 		size_t at = r->meta.len;
 
@@ -170,7 +175,10 @@ eng_load(void *self, nd_stream *st, const nd_event *ev)
 		    &r->meta);
 		nd_partial_record("line", r->meta.p + at, r->meta.len - at,
 		    is_meta, "a meta record");
-		nd_buf_addc(&r->meta, '\n');
+		if (nd_stream_failed(st))
+			r->meta.len = at;
+		else
+			nd_buf_addc(&r->meta, '\n');
 		return;
 	}
 	nd_pipe_partial_add(r->p, ev, nd_stream_file(st),

@@ -365,9 +365,10 @@ merge_group(nd_regions *r, nd_stream *st, const nd_event *ev)
 	nd_agg_row *row;
 
 	if (r->prov.nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: region_group before its "
-		    "region_partial header", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+		nd_stream_fail(st, "region_group before its region_partial "
+		    "header");
+	if (nd_stream_failed(st))
+		return;
 	nd_buf_reset(&r->key);
 	nd_buf_addc(&r->key, (char)r->prov.fallback);
 	nd_jaiter_init(&it, key, key->raw);
@@ -385,10 +386,11 @@ merge_group(nd_regions *r, nd_stream *st, const nd_event *ev)
 			break;
 		n++;
 	}
-	if (n != 3)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"key\" must be [device, "
-		    "scope, name], each a string or null", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+	if (n != 3) {
+		nd_stream_fail(st, "\"key\" must be [device, scope, name], "
+		    "each a string or null");
+		return;
+	}
 	id = nd_agg_id(r->agg, r->key.p, r->key.len);
 	row = nd_agg_row_of(r->agg, id);
 	/* the figures the merge adds (nd_partial_sum) */

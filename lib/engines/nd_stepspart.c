@@ -75,19 +75,21 @@ merge_header(nd_stepspart_m *m, nd_stream *st, const nd_event *ev)
 	char *c = m->hdr = nd_jstr_dup(nd_stream_need(st, ev, "collect",
 	    ND_JSTR));
 
-	if (m->nheaders++ == 0) {
+	if (nd_stream_failed(st))
+		free(c);
+	else if (m->nheaders++ == 0) {
 		m->collect = c;
 		if (m->pw != NULL)
 			nd_stepspart_begin(m->pw, m->o, c);
-	} else if (strcmp(c, m->collect) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with %s%s%s "
-		    "cannot be merged with results made with %s%s%s: give "
-		    "every --partial job the same --per-device, --step-regex "
-		    "and --peak-tflops", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), SHOWN(c),
-		    SHOWN(m->collect));
-	else
+	} else {
+		if (strcmp(c, m->collect) != 0)
+			nd_stream_fail(st, "partial results made with %s%s%s "
+			    "cannot be merged with results made with %s%s%s: "
+			    "give every --partial job the same --per-device, "
+			    "--step-regex and --peak-tflops", SHOWN(c),
+			    SHOWN(m->collect));
 		free(c);
+	}
 	m->hdr = NULL;
 	m->base = m->npath;
 	m->src_max = -1;
@@ -112,6 +114,10 @@ merge_line(nd_stepspart_m *m, nd_stream *st, const nd_event *ev)
 	nd_json_unescape(v, b);
 	nd_partial_record("line", b->p + at, b->len - at,
 	    nd_stepspart_passes, "a record trace-steps writes for a source");
+	if (nd_stream_failed(st)) {
+		b->len = at;	/* not written */
+		return;
+	}
 	if (m->pw != NULL) {	/* the record as it was */
 		b->len = at;
 		nd_buf_add(b, ev->line, ev->len);
@@ -155,17 +161,13 @@ merge_record(void *ctx, nd_stream *st, const nd_event *ev)
 		    &m->src_max, &dev);
 		/* trace-steps keeps no devices: none is one of the partial's */
 		if (dev >= 0)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of device "
-			    "%lld: a " ND_STEPSPART " has no devices",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
+			nd_stream_fail(st, "%.*s record of device %lld: a "
+			    ND_STEPSPART " has no devices",
 			    (int)ev->type_name.n, ev->type_name.p,
 			    (long long)dev);
 		if (m->src_max >= (int64_t)(m->npath - m->base))
-			nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of source "
-			    "%lld: its partial has %u " SOURCE " records "
-			    "before it", nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
+			nd_stream_fail(st, "%.*s record of source %lld: its "
+			    "partial has %u " SOURCE " records before it",
 			    (int)ev->type_name.n, ev->type_name.p,
 			    (long long)m->src_max, m->npath - m->base);
 	}

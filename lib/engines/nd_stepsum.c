@@ -603,14 +603,13 @@ nd_stepsum_write_partial(const nd_stepsum *s, nd_partial_w *pw)
 	}
 }
 
-static _Noreturn void
+/* The stream's error; what follows reads 0s and adds nothing. */
+static void
 bad_member(nd_stream *st, const nd_event *ev, const char *key,
     const char *what)
 {
-	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid \"%s\" "
-	    "(%s)", nd_stream_file(st),
-	    (unsigned long long)nd_stream_lineno(st), (int)ev->type_name.n,
-	    ev->type_name.p, key, what);
+	nd_stream_fail(st, "%.*s record without a valid \"%s\" (%s)",
+	    (int)ev->type_name.n, ev->type_name.p, key, what);
 }
 
 /* Member KEY as an int64; has (when not NULL) says whether it is there,
@@ -625,8 +624,10 @@ get_i64(nd_stream *st, const nd_event *ev, const char *key, int *has)
 		*has = v != NULL;
 	if (v == NULL && has != NULL)
 		return 0;
-	if (v == NULL || v->type != ND_JNUM || nd_json_int64(v, &x) != 0)
+	if (v == NULL || v->type != ND_JNUM || nd_json_int64(v, &x) != 0) {
 		bad_member(st, ev, key, "an integer");
+		return 0;
+	}
 	return x;
 }
 
@@ -637,8 +638,10 @@ get_index(nd_stream *st, const nd_event *ev, const char *key, uint32_t base,
 {
 	int64_t x = get_i64(st, ev, key, NULL);
 
-	if (x < 0 || (uint64_t)x + base > UINT32_MAX)
+	if (x < 0 || (uint64_t)x + base > UINT32_MAX) {
 		bad_member(st, ev, key, "an index out of range");
+		x = 0;
+	}
 	*raw = x;
 	return (uint32_t)x + base;
 }
@@ -692,6 +695,7 @@ get_ss(nd_stream *st, const nd_event *ev)
 				return k;
 	bad_member(st, ev, "step_source", "none, inferred, xla_module or "
 	    "marker");
+	return ND_SS_NONE;
 }
 
 int
@@ -711,7 +715,8 @@ nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
 		num = get_i64(st, ev, "num", NULL);
 		dur = get_sum(st, ev, "len_ns");
 		get_parts(st, ev, &bd);
-		nd_stepsum_add_dev(s, num, dur, dev, &bd);
+		if (!nd_stream_failed(st))
+			nd_stepsum_add_dev(s, num, dur, dev, &bd);
 		return 1;
 	}
 	if (!nd_str_eq(ev->type_name, ND_STEPSUM_REC))
@@ -732,7 +737,8 @@ nd_stepsum_read_partial(nd_stepsum *s, nd_stream *st, const nd_event *ev,
 	get_parts(st, ev, &x.bd);
 	get_mfu(st, ev, &x);
 	x.step_source = get_ss(st, ev);
-	nd_stepsum_add(s, &x);
+	if (!nd_stream_failed(st))
+		nd_stepsum_add(s, &x);
 	return 1;
 }
 

@@ -375,14 +375,17 @@ merge_header(nd_top *t, nd_stream *st, const nd_event *ev)
 	char *s;
 
 	nd_jaiter_init(&it, by, by->raw);
-	while (nd_jaiter_next(&it, &e, &je) == 1) {
+	while (!nd_stream_failed(st) && nd_jaiter_next(&it, &e, &je) == 1) {
 		if (e.type != ND_JSTR)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: \"by\" must be an "
-			    "array of strings", nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st));
+			nd_stream_fail(st, "\"by\" must be an array of "
+			    "strings");
 		if (spec.len > 0)
 			nd_buf_addc(&spec, ',');
 		nd_json_unescape(&e, &spec);
+	}
+	if (nd_stream_failed(st)) {
+		nd_buf_free(&spec);
+		return;
 	}
 	if (t->prov.nheaders == 0 && t->nby == 0)
 		parse_by(t, spec.p != NULL ? spec.p : "");
@@ -396,10 +399,8 @@ merge_header(nd_top *t, nd_stream *st, const nd_event *ev)
 		}
 		if (mine.len != spec.len || (spec.len > 0 &&
 		    memcmp(mine.p, spec.p, spec.len) != 0))
-			nd_die(ND_EXIT_ERROR, "%s:%llu: partial results by "
-			    "'%s' cannot be merged with results by '%s'",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
+			nd_stream_fail(st, "partial results by '%s' cannot be "
+			    "merged with results by '%s'",
 			    spec.p != NULL ? spec.p : "", mine.p);
 		nd_buf_free(&mine);
 	}
@@ -407,20 +408,18 @@ merge_header(nd_top *t, nd_stream *st, const nd_event *ev)
 	s = nd_jstr_dup(nd_stream_need(st, ev, "of", ND_JSTR));
 	if (t->prov.nheaders > 0 && t->of[0] != '\0' && s[0] != '\0' &&
 	    strcmp(s, t->of) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results of '%s' "
-		    "records cannot be merged with results of '%s'",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), s, t->of);
+		nd_stream_fail(st, "partial results of '%s' records cannot be "
+		    "merged with results of '%s'", s, t->of);
 	if (t->of[0] == '\0')
 		snprintf(t->of, sizeof t->of, "%s", s);
 	free(s);
 	s = nd_jstr_dup(nd_stream_need(st, ev, "hist", ND_JSTR));
 	if (strcmp(s, ND_HIST_SCHEME) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: histogram scheme '%s' is not "
-		    "'%s'", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), s,
+		nd_stream_fail(st, "histogram scheme '%s' is not '%s'", s,
 		    ND_HIST_SCHEME);
 	free(s);
+	if (nd_stream_failed(st))
+		return;
 	v = nd_event_get(ev, "wall");
 	if (v == NULL || v->type != ND_JTRUE)
 		t->headers_wall = 0;
@@ -440,9 +439,9 @@ merge_group(nd_top *t, nd_stream *st, const nd_event *ev)
 	uint32_t id;
 
 	if (t->prov.nheaders == 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: top_group before its "
-		    "top_partial header", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+		nd_stream_fail(st, "top_group before its top_partial header");
+	if (nd_stream_failed(st))
+		return;
 	nd_buf_reset(&t->key);
 	nd_buf_addc(&t->key, (char)t->prov.fallback);
 	nd_jaiter_init(&it, key, key->raw);
@@ -450,10 +449,11 @@ merge_group(nd_top *t, nd_stream *st, const nd_event *ev)
 		nd_by_jval(&t->key, &t->tmp, &e);
 		n++;
 	}
-	if (n != t->nby)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"key\" has %zu values for "
-		    "%zu --by keys", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), n, t->nby);
+	if (n != t->nby) {
+		nd_stream_fail(st, "\"key\" has %zu values for %zu --by keys",
+		    n, t->nby);
+		return;
+	}
 	memset(&tmp, 0, sizeof tmp);
 	/* the figures the merge adds (nd_partial_sum) */
 	tmp.count = (uint64_t)nd_partial_sum("count",
@@ -466,11 +466,14 @@ merge_group(nd_top *t, nd_stream *st, const nd_event *ev)
 	    nd_stream_need_int(st, ev, "overrun"));
 	if (nd_hist_read(&tmp.hist, nd_stream_need(st, ev, "hist", ND_JARR)) != 0 ||
 	    tmp.hist.total != tmp.count)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: \"hist\" is not a histogram "
-		    "of \"count\" values", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st));
+		nd_stream_fail(st, "\"hist\" is not a histogram of "
+		    "\"count\" values");
 	tmp.hist.min = nd_stream_need_int(st, ev, "min_ns");
 	tmp.hist.max = nd_stream_need_int(st, ev, "max_ns");
+	if (nd_stream_failed(st)) {
+		nd_hist_free(&tmp.hist);
+		return;
+	}
 	ex = nd_event_get(ev, "example");
 	if (ex != NULL && ex->type == ND_JOBJ) {
 		nd_jiter ei;
@@ -511,6 +514,11 @@ merge_busy(nd_top *t, nd_stream *st, const nd_event *ev)
 	char *dev = nd_jstr_dup(nd_stream_need(st, ev, "device", ND_JSTR));
 	size_t id;
 
+	if (nd_stream_failed(st)) {
+		free(src);
+		free(dev);
+		return;
+	}
 	/* Keep devices of fallback partials apart from the others. */
 	id = device_of(t, (uint32_t)t->prov.fallback, src, dev, strlen(dev));
 	t->dev_busy[id] += nd_partial_sum("busy_ns",

@@ -244,6 +244,7 @@ cmd_stepsum_partial(const char *sb, const char *db, char *path)
 		    (uint32_t)strtoul(sb, NULL, 10),
 		    (uint32_t)strtoul(db, NULL, 10), NULL, NULL))
 			nd_die(2, "not a step record");
+	stream_ok(st);	/* a record refused: the stream's error */
 	nd_partial_begin(&pw, o, &w, "stepsum_test");
 	nd_jw_obj_end(&w);
 	nd_buf_addc(nd_out_buf(o), '\n');
