@@ -18,7 +18,9 @@
  *               none may ask, and a pipe is not spooled);
  *   load        with --merge, instead of record: each record of a partial
  *               result after its header (nd_partial_read has checked the
- *               framing);
+ *               framing); a record it refuses is the stream's error
+ *               (nd_stream_fail: it adds nothing of it and returns), which
+ *               the driver prints;
  *   finish      once, after the last reading or merge;
  *   write       the answer, or the partial result when the engine was made
  *               for --partial, to the output.
