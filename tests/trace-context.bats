@@ -263,6 +263,13 @@ E
 	    trace-context -B 2 -A 1 --overlapping X | cmp - "$T/d.out"
 	"$PY" "$TOOLS/shuffle_stream.py" --reverse < "$T/d.ndjson" |
 	    trace-context -B 2 -A 1 --overlapping X | cmp - "$T/d.out"
+	# read twice only for a match: without one the answer is empty in
+	# any order
+	ND_DRIVE_STATS=1 run --separate-stderr trace-context --overlapping X "$T/d.ndjson"
+	[ "$stderr" = "trace-context: 2 passes, 0 bytes of stdin spooled" ] || fail "$stderr"
+	ND_DRIVE_STATS=1 run --separate-stderr trace-context --overlapping nosuch "$T/d.ndjson"
+	assert_output ''
+	[ "$stderr" = "trace-context: 1 pass, 0 bytes of stdin spooled" ] || fail "$stderr"
 	run trace-context -B 2 -A 1 --table --overlapping X "$T/d.ndjson"
 	assert_output - <<'E'
 match 1: X (pid 1 tid 1, /device:TPU:0 XLA Ops, source 0) at ts_ns 30

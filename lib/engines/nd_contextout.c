@@ -78,6 +78,8 @@ struct nd_contextout {
 	int has_last;		/* last: the latest match (every span with
 				 * --overlapping) of the first reading */
 	struct hspan last;
+	int disordered;		/* one came before last */
+	int matched;		/* the source has a match */
 
 	/* the current source */
 	int has_src;
@@ -503,8 +505,9 @@ hspan_cmp(const void *a, const void *b, void *ctx)
  * the one before it (timelines one after another, as xplane2ndjson writes
  * them) sends the source to the second reading; with --overlapping every
  * span counts, since the other timelines' spans a match sees are those
- * read before it.  Not with --max, which stops reading at its last match:
- * it selects the first matches in stream order. */
+ * read before it.  A source with no match answers nothing in any order:
+ * it is not read again.  Not with --max, which stops reading at its last
+ * match: it selects the first matches in stream order. */
 static int
 first_out_of_order(struct nd_contextout *p, const nd_event *ev, int match)
 {
@@ -514,10 +517,14 @@ first_out_of_order(struct nd_contextout *p, const nd_event *ev, int match)
 	if ((!match && !p->overlapping) || p->max != 0)
 		return 0;	/* --max: the first M the stream gives */
 	if (p->has_last && time_cmp(&h, &p->last) < 0)
-		return 1;
-	p->last = h;
-	p->has_last = 1;
-	return 0;
+		p->disordered = 1;
+	else {
+		p->last = h;
+		p->has_last = 1;
+	}
+	p->matched |= match;
+	/* a source without a match answers nothing in any order */
+	return p->disordered && p->matched;
 }
 
 /* -1 when ev is out of order (on its timeline, or for the first
@@ -592,7 +599,7 @@ source_begin(struct nd_contextout *p, uint32_t src)
 	p->meta_written = 0;
 	p->src_spans = 0;
 	p->src_base = matches(p);
-	p->has_last = 0;
+	p->has_last = p->disordered = p->matched = 0;
 	p->printed_src = p->printed_any;
 	if (p->again) {
 		p->held_in = nd_spool_new();
