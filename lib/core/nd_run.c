@@ -96,28 +96,32 @@ read_inputs(nd_engine *const *e, size_t n, char **paths, int npaths,
 {
 	static char *stdin_only[] = { "-" };
 	nd_drive_res dres;
+	nd_engine *f;
 	int i = 0;
 
 	if (npaths == 0) {
 		paths = stdin_only;
 		npaths = 1;
 	}
+	/* each path is asked once (trace-mem's peeks at the file) */
+	f = foreign_of(e, n, paths[0]);
 	while (i < npaths) {
-		nd_engine *f = foreign_of(e, n, paths[i]);
-		int j = i;
+		nd_engine *next = NULL;
+		int j = i + 1;
 
 		if (f != NULL) {
 			f->read_foreign(f->self, paths[i++]);
+			f = i < npaths ? foreign_of(e, n, paths[i]) : NULL;
 			continue;
 		}
-		while (j < npaths && (j == i ||
-		    foreign_of(e, n, paths[j]) == NULL))
+		while (j < npaths && (next = foreign_of(e, n, paths[j])) == NULL)
 			j++;
 		nd_drive(paths + i, j - i, dopts, cb, &dres);
 		res->passes = dres.passes;
 		res->sources = dres.sources;
 		res->spooled += dres.spooled;
 		i = j;
+		f = next;
 	}
 }
 
