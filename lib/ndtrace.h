@@ -28,6 +28,7 @@
 #include "nd_in.h"
 #include "nd_json.h"
 #include "nd_out.h"
+#include "nd_sha256.h"
 #include "nd_stream.h"
 #include "nd_util.h"
 /* the engine contract and the driver */

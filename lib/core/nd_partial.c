@@ -2,6 +2,7 @@
 #include "nd_in.h"
 #include "nd_util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,23 @@ typedef struct reader {
 	uint64_t sum;		/* nd_partial_sum */
 	nd_event pev;		/* nd_partial_record */
 	nd_buf pscratch;
+	nd_err err;		/* the first error; reading then stops */
+	unsigned count;		/* partials read */
 } reader;
+
+/* The reader's error, the whole message given ("FILE:LINE: ..."). */
+static void ND_PRINTF(2, 3)
+rfail(reader *r, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	nd_err_set(&r->err, nd_stream_file(r->st), ND_ERR_NONE,
+	    nd_stream_lineno(r->st), "%s", msg);
+}
 
 /* reachable for the leak checker if we die */
 static reader *cur;
@@ -113,10 +130,9 @@ hold(reader *r, const nd_event *ev)
 static void
 cut_short(reader *r)
 {
-	nd_die(ND_EXIT_ERROR, "%s:%llu: partial results cut short: no "
-	    ND_PARTIAL_END " after this header (a --partial job failed or its "
-	    "output was truncated, or " CAUSE ")", r->file,
-	    (unsigned long long)r->line);
+	rfail(r, "%s:%llu: partial results cut short: no " ND_PARTIAL_END
+	    " after this header (a --partial job failed or its output was "
+	    "truncated, or " CAUSE ")", r->file, (unsigned long long)r->line);
 }
 
 /* A partial without records says so (nd_partial.h). */
@@ -127,17 +143,15 @@ check_empty(reader *r)
 	int empty = e != NULL && e->type == ND_JTRUE;
 
 	if (r->nlines == 1 && !empty)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results empty: no "
-		    "records between this header and its " ND_PARTIAL_END
-		    ", which does not say \"empty\":true as --partial does "
-		    "for a rank without data (a --partial job failed, or the "
-		    "partial was edited)", r->file,
-		    (unsigned long long)r->line);
+		rfail(r, "%s:%llu: partial results empty: no records between "
+		    "this header and its " ND_PARTIAL_END ", which does not say "
+		    "\"empty\":true as --partial does for a rank without data "
+		    "(a --partial job failed, or the partial was edited)",
+		    r->file, (unsigned long long)r->line);
 	if (r->nlines > 1 && e != NULL)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
-		    ND_PARTIAL_END " says \"empty\" of the partial begun at "
-		    "line %llu, which has %zu records: " CAUSE,
-		    nd_stream_file(r->st),
+		rfail(r, "%s:%llu: partial results mixed: " ND_PARTIAL_END
+		    " says \"empty\" of the partial begun at line %llu, which "
+		    "has %zu records: " CAUSE, nd_stream_file(r->st),
 		    (unsigned long long)nd_stream_lineno(r->st),
 		    (unsigned long long)r->line, r->nlines - 1);
 }
@@ -154,22 +168,24 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 
 	nd_sha256_hex(&r->sha, hex);
 	nd_sha256_free(&r->sha);
+	r->open = 0;
 	if (nd_stream_failed(st))
-		nd_err_exit(nd_stream_err(st));
+		return;
 	if (want < 0 || (uint64_t)want != r->nlines - 1)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
-		    ND_PARTIAL_END " counts %lld records, the partial begun at "
-		    "line %llu has %zu: " CAUSE, nd_stream_file(st),
+		rfail(r, "%s:%llu: partial results mixed: " ND_PARTIAL_END
+		    " counts %lld records, the partial begun at line %llu has "
+		    "%zu: " CAUSE, nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), (long long)want,
 		    (unsigned long long)r->line, r->nlines - 1);
-	if (sv->len != 66 || memcmp(sv->raw + 1, hex, 64) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: the "
-		    "sha256 of " ND_PARTIAL_END " is not that of the partial "
-		    "begun at line %llu: " CAUSE, nd_stream_file(st),
+	else if (sv->len != 66 || memcmp(sv->raw + 1, hex, 64) != 0)
+		rfail(r, "%s:%llu: partial results mixed: the sha256 of "
+		    ND_PARTIAL_END " is not that of the partial begun at line "
+		    "%llu: " CAUSE, nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st),
 		    (unsigned long long)r->line);
-	check_empty(r);
-	for (size_t i = 0; i < r->nlines; i++) {
+	else
+		check_empty(r);
+	for (size_t i = 0; i < r->nlines && r->err.code == 0; i++) {
 		const held *h = &r->lines[i];
 
 		/* decoded once already: it cannot fail */
@@ -180,11 +196,12 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 		r->rev.source = r->source;
 		nd_stream_set_lineno(st, h->line);
 		fn(ctx, st, &r->rev);
-		if (nd_stream_failed(st))
-			nd_err_exit(nd_stream_err(st));	/* the engine's */
+		if (nd_stream_failed(st)) {	/* the engine refused it */
+			nd_err_copy(&r->err, nd_stream_err(st));
+			break;
+		}
 	}
 	nd_stream_set_lineno(st, 0);
-	r->open = 0;
 	r->nlines = 0;
 	nd_buf_reset(&r->text);
 	free(r->file);
@@ -208,20 +225,24 @@ open_partial(reader *r, const char *header)
 	const nd_jval *v = nd_event_get(&r->ev, "version");
 	int64_t ver;
 
-	if (r->open)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: a %s "
-		    "header inside the partial begun at line %llu: " CAUSE,
+	if (r->open) {
+		rfail(r, "%s:%llu: partial results mixed: a %s header inside "
+		    "the partial begun at line %llu: " CAUSE,
 		    nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), header,
 		    (unsigned long long)r->line);
+		return;
+	}
 	if (v == NULL || v->type != ND_JNUM || nd_json_int(v, &ver) != 0 ||
-	    ver != ND_PARTIAL_VERSION)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %s of another format (version "
-		    "%.*s, not %d): make the partial results again with this "
-		    "%s", nd_stream_file(st),
+	    ver != ND_PARTIAL_VERSION) {
+		rfail(r, "%s:%llu: %s of another format (version %.*s, not "
+		    "%d): make the partial results again with this %s",
+		    nd_stream_file(st),
 		    (unsigned long long)nd_stream_lineno(st), header,
 		    v != NULL ? (int)v->len : 1, v != NULL ? v->raw : "1",
 		    ND_PARTIAL_VERSION, nd_progname);
+		return;
+	}
 	r->open = 1;
 	r->line = nd_stream_lineno(st);
 	r->source = r->ev.source;
@@ -235,84 +256,97 @@ open_partial(reader *r, const char *header)
 static void
 inputs_read(reader *r, const char *header, int to)
 {
-	for (int i = r->in; i < to; i++)
+	for (int i = r->in; i < to && r->err.code == 0; i++)
 		if (i >= 0 && (i > r->in || r->inparts == 0))
-			nd_die(ND_EXIT_ERROR, "%s: no partial results in it (no "
-			    "%s header): its --partial job failed, or it is not "
-			    "the output of %s --partial",
-			    nd_in_path_name(r->paths[i]), header, nd_progname);
+			rfail(r, "%s: no partial results in it (no %s header): "
+			    "its --partial job failed, or it is not the output "
+			    "of %s --partial", nd_in_path_name(r->paths[i]),
+			    header, nd_progname);
 	r->in = to;
 	r->inparts = 0;
 }
 
-unsigned
+/* One record of the inputs: a header, a trailer (the partial goes to fn),
+ * a body record held, meta and end between partials skipped. */
+static void
+read_record(reader *r, const char *header, const char *const *body,
+    size_t nbody, nd_partial_fn fn, void *ctx)
+{
+	nd_stream *st = r->st;
+	const nd_event *ev = &r->ev;
+	unsigned long long line = nd_stream_lineno(st);
+	const char *file = nd_stream_file(st);
+
+	/* a partial ends in the file it began in */
+	if (r->open && ev->source != r->source)
+		cut_short(r);
+	else if (nd_stream_input(st) != r->in)
+		inputs_read(r, header, nd_stream_input(st));
+	if (r->err.code != 0)
+		return;
+	if (nd_str_eq(ev->type_name, header))
+		open_partial(r, header);
+	else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
+		if (!r->open) {
+			rfail(r, "%s:%llu: partial results mixed: a "
+			    ND_PARTIAL_END " without its %s header: " CAUSE,
+			    file, line, header);
+			return;
+		}
+		close_partial(r, fn, ctx);
+		r->count++;
+		r->inparts++;
+	} else if (is_body(ev, body, nbody)) {
+		if (!r->open)
+			rfail(r, "%s:%llu: partial results mixed: a %.*s record "
+			    "outside a partial (no %s header before it): "
+			    CAUSE, file, line, (int)ev->type_name.n,
+			    ev->type_name.p, header);
+		else
+			hold(r, ev);
+	} else if (r->open)
+		rfail(r, "%s:%llu: partial results mixed: a %.*s record "
+		    "inside the partial begun at line %llu: " CAUSE, file,
+		    line, (int)ev->type_name.n, ev->type_name.p,
+		    (unsigned long long)r->line);
+	else if (ev->type != ND_EV_META && ev->type != ND_EV_END)
+		rfail(r, "%s:%llu: --merge reads the output of %s --partial, "
+		    "not %.*s records", file, line, nd_progname,
+		    (int)ev->type_name.n, ev->type_name.p);
+}
+
+int64_t
 nd_partial_read(char **paths, int n, const char *header,
-    const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx)
+    const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx,
+    nd_err *err)
 {
 	static char *std_in[] = { "-" };
 	reader *r = nd_xcalloc(1, sizeof *r);
 	nd_stream *st;
-	unsigned count = 0;
+	int64_t count;
 
 	cur = r;
 	r->paths = n > 0 ? paths : std_in;
 	r->npaths = n > 0 ? n : 1;
 	r->in = -1;
+	nd_err_clear(&r->err);
 	st = r->st = nd_stream_open(paths, n);
 	nd_stream_set_hint(st, "a torn partial record", CAUSE);
 	nd_event_init(&r->ev);
 	nd_event_init(&r->rev);
 	nd_event_init(&r->pev);
-	while (nd_stream_next(st, &r->ev)) {
-		const nd_event *ev = &r->ev;
-
-		/* a partial ends in the file it began in */
-		if (r->open && ev->source != r->source)
-			cut_short(r);
-		if (nd_stream_input(st) != r->in)
-			inputs_read(r, header, nd_stream_input(st));
-		if (nd_str_eq(ev->type_name, header))
-			open_partial(r, header);
-		else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
-			if (!r->open)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
-				    "mixed: a " ND_PARTIAL_END " without its %s "
-				    "header: " CAUSE, nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    header);
-			close_partial(r, fn, ctx);
-			count++;
-			r->inparts++;
-		} else if (is_body(ev, body, nbody)) {
-			if (!r->open)
-				nd_die(ND_EXIT_ERROR, "%s:%llu: partial results "
-				    "mixed: a %.*s record outside a partial (no "
-				    "%s header before it): " CAUSE,
-				    nd_stream_file(st),
-				    (unsigned long long)nd_stream_lineno(st),
-				    (int)ev->type_name.n, ev->type_name.p,
-				    header);
-			hold(r, ev);
-		} else if (r->open)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: partial results mixed: "
-			    "a %.*s record inside the partial begun at line "
-			    "%llu: " CAUSE, nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
-			    (int)ev->type_name.n, ev->type_name.p,
-			    (unsigned long long)r->line);
-		else if (ev->type != ND_EV_META && ev->type != ND_EV_END)
-			nd_die(ND_EXIT_ERROR, "%s:%llu: --merge reads the output "
-			    "of %s --partial, not %.*s records",
-			    nd_stream_file(st),
-			    (unsigned long long)nd_stream_lineno(st),
-			    nd_progname, (int)ev->type_name.n,
-			    ev->type_name.p);
-	}
+	while (r->err.code == 0 && nd_stream_next(st, &r->ev))
+		read_record(r, header, body, nbody, fn, ctx);
 	if (nd_stream_err(st) != NULL)
-		nd_err_exit(nd_stream_err(st));
-	if (r->open)
+		nd_err_copy(&r->err, nd_stream_err(st));
+	if (r->err.code == 0 && r->open)
 		cut_short(r);
-	inputs_read(r, header, r->npaths);
+	if (r->err.code == 0)
+		inputs_read(r, header, r->npaths);
+	if (r->open)
+		nd_sha256_free(&r->sha);
+	nd_err_copy(err, &r->err);
+	count = r->err.code != 0 ? -1 : (int64_t)r->count;
 	nd_stream_close(st);
 	nd_event_free(&r->ev);
 	nd_event_free(&r->rev);
@@ -321,6 +355,7 @@ nd_partial_read(char **paths, int n, const char *header,
 	nd_buf_free(&r->pscratch);
 	nd_buf_free(&r->text);
 	free(r->lines);
+	free(r->file);
 	free(r);
 	cur = NULL;
 	return count;

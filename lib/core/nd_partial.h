@@ -88,16 +88,18 @@ void nd_partial_check_opts(const nd_partial_opts *o);
 /* Called for the header and for each record of a partial whose trailer
  * checked out, in input order; nd_stream_lineno(st) is the record's line.
  * A record it refuses is the stream's error (nd_stream_fail, and return):
- * nd_partial_read prints that one line and exits 2. */
+ * nd_partial_read returns it. */
 typedef void (*nd_partial_fn)(void *ctx, nd_stream *st, const nd_event *ev);
 
 /* Read paths[0..n) (stdin when n == 0): partials with header type HEADER
  * whose records have one of the types body[0..nbody).  `meta` and `end`
- * records between partials are skipped; anything else, and an input that
- * holds no partial, dies with a one-line message.  Returns the number of
- * partials read (at least one an input). */
-unsigned nd_partial_read(char **paths, int n, const char *header,
-    const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx);
+ * records between partials are skipped; anything else, an input that
+ * holds no partial, a stream error or a record fn refused is an error:
+ * -1 with err filled ("FILE:LINE: message"; reading stops there).  Else
+ * the number of partials read (at least one an input). */
+int64_t nd_partial_read(char **paths, int n, const char *header,
+    const char *const *body, size_t nbody, nd_partial_fn fn, void *ctx,
+    nd_err *err);
 
 /* The rest are for an nd_partial_fn, on the record it was handed. */
 

@@ -152,8 +152,13 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 		if (n != 1 || e[0]->partial_type == NULL)
 			nd_die(ND_EXIT_ERROR, "internal error: --merge needs "
 			    "one engine that merges");
-		nd_partial_read(paths, npaths, e[0]->partial_type,
-		    e[0]->partial_body, e[0]->npartial_body, load, e[0]);
+		nd_err err;
+
+		nd_err_clear(&err);
+		if (nd_partial_read(paths, npaths, e[0]->partial_type,
+		    e[0]->partial_body, e[0]->npartial_body, load, e[0],
+		    &err) < 0)
+			nd_err_exit(&err);	/* the driver prints */
 		res.merged = 1;
 	} else {
 		struct run r = { e, n, 0, 0 };
