@@ -3,9 +3,10 @@
  * untrusted input: nd_partial_read (the framing: header, records, trailer
  * with its count and sha256) handing each record to an engine's load,
  * then the engine's finish and write.  The input's first byte chooses
- * the engine ('R' trace-regions', else trace-topk's; 'r' and 't' the
- * same with each trailer's count and sha256 made right, so that mutated
- * records reach the loads); the rest is the file.
+ * the engine ('R' trace-regions', 'G' trace-gaps', 'S' trace-steps',
+ * else trace-topk's; in lower case the same with each trailer's count and
+ * sha256 made right, so that mutated records reach the loads); the rest
+ * is the file.
  * Every refusal is an error value (nd_partial_read returns -1 with a
  * "FILE:LINE: ..." or "FILE: ..." message): no exit (nd_die is a bug
  * here), and the engine is freed the normal way.  What a merge writes
@@ -57,7 +58,8 @@ load(void *ctx, nd_stream *st, const nd_event *ev)
 	e->load(e->self, st, ev);
 }
 
-/* e over the file: its answer, or the error checked. */
+/* e over the file: its answer, or the error checked.  A filter (start)
+ * writes as it reads. */
 static void
 merge(nd_engine *e)
 {
@@ -65,21 +67,27 @@ merge(nd_engine *e)
 	nd_run_res res = { 1, 0, 0, 1 };
 	nd_err err;
 	nd_out *o;
+	int64_t n;
 
-	nd_err_clear(&err);
-	if (nd_partial_read(paths, 1, e->partial_type, e->partial_body,
-	    e->npartial_body, load, e, &err) < 0) {
-		if (err.code != ND_EXIT_ERROR ||
-		    strncmp(err.msg, path, strlen(path)) != 0)
-			abort();	/* named by its file */
-		return;
-	}
-	e->finish(e->self, &res);
 	if (ftruncate(STDOUT_FILENO, 0) != 0 ||
 	    lseek(STDOUT_FILENO, 0, SEEK_SET) != 0)
 		abort();
 	o = nd_out_open(NULL);
-	e->write(e->self, o);
+	if (e->start != NULL)
+		e->start(e->self, o);
+	nd_err_clear(&err);
+	n = nd_partial_read(paths, 1, e->partial_type, e->partial_body,
+	    e->npartial_body, load, e, &err);
+	if (n < 0) {
+		if (err.code != ND_EXIT_ERROR ||
+		    strncmp(err.msg, path, strlen(path)) != 0)
+			abort();	/* named by its file */
+	} else {
+		if (e->finish != NULL)
+			e->finish(e->self, &res);
+		if (e->write != NULL)
+			e->write(e->self, o);
+	}
 	nd_out_close(o);
 }
 
@@ -145,8 +153,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (in_fd < 0)
 		setup();
-	/* 't' and 'r': the trailers made right (frame) */
-	if (data[0] == 't' || data[0] == 'r') {
+	/* lower case: the trailers made right (frame) */
+	if (data[0] >= 'a' && data[0] <= 'z') {
 		frame(data + 1, size - 1, &text);
 		body = text.p != NULL ? text.p : "";
 		n = text.len;
@@ -155,19 +163,54 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    pwrite(in_fd, body, n, 0) != (ssize_t)n)
 		abort();
 	nd_buf_free(&text);
-	if (data[0] == 'R' || data[0] == 'r') {
+	switch (data[0]) {
+	case 'R':
+	case 'r': {
 		nd_regions_opts ro = { ND_REG_JSON, 0, 1, 0, 0, 0 };
 		nd_regions *r = nd_regions_new(&ro);
 
 		e = nd_regions_engine(r, &so, 1);
 		merge(&e);
 		nd_regions_free(r);
-	} else {
+		break;
+	}
+	case 'G':
+	case 'g': {
+		nd_gaps_opts go;
+		nd_gapsrun *g;
+
+		memset(&go, 0, sizeof go);
+		go.level = ND_GAP_DEVICE;
+		go.kernel_wait_ns = 30000;
+		g = nd_gapsrun_new(&go, NULL, 0, 1, 1);
+		e = nd_gapsrun_engine(g);
+		merge(&e);
+		nd_gapsrun_free(g);
+		break;
+	}
+	case 'S':
+	case 's': {
+		nd_stepsrun_opts sro;
+		nd_stepsrun *r;
+
+		memset(&sro, 0, sizeof sro);
+		sro.warmup = 1;
+		sro.so.flops = 1;
+		sro.merge = sro.summary = sro.ranks = 1;
+		sro.collect = "";
+		r = nd_stepsrun_new(&sro);
+		e = nd_stepsrun_engine(r);
+		merge(&e);
+		nd_stepsrun_free(r);
+		break;
+	}
+	default: {
 		nd_top *t = nd_top_new(ND_TOP_SELF, 0);
 
 		e = nd_top_engine(t, &so, 1, ND_TOP_JSON, 20, 0);
 		merge(&e);
 		nd_top_free(t);
+	}
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Seeds for fuzz_merge: partial results of trace-topk (first byte 'T') and
-# trace-regions ('R'), one and two partials a file, and one cut short.
+# Seeds for fuzz_merge: partial results of trace-topk (first byte T),
+# trace-regions (R), trace-gaps (G) and trace-steps (S), one and two
+# partials a file, one cut short, and in lower case (trailers made right).
 #   sh fuzz/seeds-merge.sh BIN_DIR CORPUS_DIR FIXTURES_DIR
 set -eu
 BIN=$1
@@ -21,3 +22,11 @@ done
 { printf r; cat "$t/a.reg"; } > "$C/reg-framed"
 { printf R; cat "$t/a.reg" "$t/b.reg"; } > "$C/reg-ab"
 { printf T; head -3 "$t/a.top"; } > "$C/top-cut"
+for x in a b; do
+	"$BIN/trace-gaps" --partial "$t/$x.ndjson" > "$t/$x.gaps"
+	"$BIN/trace-steps" --partial "$t/$x.ndjson" > "$t/$x.steps"
+	{ printf G; cat "$t/$x.gaps"; } > "$C/gaps-$x"
+	{ printf S; cat "$t/$x.steps"; } > "$C/steps-$x"
+done
+{ printf g; cat "$t/a.gaps" "$t/b.gaps"; } > "$C/gaps-framed"
+{ printf s; cat "$t/a.steps" "$t/b.steps"; } > "$C/steps-framed"

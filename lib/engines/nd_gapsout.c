@@ -632,5 +632,8 @@ nd_gapsrun_free(nd_gapsrun *e)
 	nd_buf_free(&e->r.held);
 	free(e->r.si.path);
 	free(e->step_regex);
+	/* a run that ended on an error never came to nd_gapsout_end */
+	nd_gapsum_free(e->out.sum);
+	free(e->out.coll.step_regex);
 	free(e);
 }
