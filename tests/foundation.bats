@@ -2,6 +2,7 @@
 # lib/ core, module by module, through tests/tools/nd-unit.c.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	T="$BATS_TEST_TMPDIR"
@@ -196,6 +197,33 @@ for v in map(int, sys.argv[1:]):
     print(c(v, 1), c(v, 1), c(v + 0.25, 0), s(v))' 0 999 -999 1000 12500 -12500 999999 1000000 3250000 1200000000 -1200000000)
 	assert_output "$exp"
 	assert_line --index 4 "+12.500us +12.500us 12.500us 12.5 us"
+}
+
+@test "nd_kineto: on the reader thread too, a Chrome error is a value, the first in input order; the process goes on" {
+	local good="$FIXTURES/chrome/xprof_handwritten_trace.json"
+	# 40000 events: the reader thread hands over several batches before
+	# it meets the bad member (late); first's engine error (its first
+	# element) comes before the reader's own (the cut end)
+	read -r o1 < <("$PY" -c 'import sys
+ev = ",".join("{\"ph\":\"X\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
+    "\"pid\":1,\"tid\":1}" % (i, i) for i in range(40000))
+late = "[" + ev + ",{\"ph\" 1}]"
+open(sys.argv[1], "w").write(late)
+open(sys.argv[2], "w").write("[1," + ev + ",{")
+print(late.rindex("{\"ph\" 1") + 7)' "$T/late.json" "$T/first.json")
+	for t in "" -t; do
+		run --separate-stderr nd-unit chromeerr $t "$T/late.json" "$T/first.json" "$good"
+		assert_success
+		[ -z "$stderr" ] || fail "stderr: $stderr"
+		assert_output "$T/late.json: error at byte $o1: $T/late.json: byte $o1: invalid JSON: expected ':' after key; text there: 1}]
+$T/first.json: error at byte 2: $T/first.json: byte 2: not a Chrome trace: a JSON array of numbers
+$good: ok"
+	done
+	# the program prints the same message, exit 2, nothing on stdout
+	run --separate-stderr chrome2ndjson "$T/late.json"
+	assert_failure 2
+	assert_output ''
+	[ "$stderr" = "chrome2ndjson: $T/late.json: byte $o1: invalid JSON: expected ':' after key; text there: 1}]" ] || fail "stderr: $stderr"
 }
 
 @test "nd_hash: interning gives dense stable ids; map64 survives deletes" {

@@ -21,7 +21,8 @@
  *   nd-unit out-fail FILE       nd_out: write then die (no file must remain)
  *   nd-unit xperr FILE...       nd_xpconv_convert_mem of each file in one
  *                               process: "FILE: ok" or the error value
- *   nd-unit chromeerr FILE...   the same with nd_kineto_convert
+ *   nd-unit chromeerr [-t] FILE...  the same with nd_kineto_convert (-t:
+ *                               on its reader thread, as chrome2ndjson)
  *   nd-unit device FILE...      nd_event_kind per span: "KIND\tNAME" with
  *                               KIND host, device or annot
  *   nd-unit ingest KIND FILE [BUDGET]  the ingest engines on one thread:
@@ -427,11 +428,12 @@ cmd_xperr(char **paths, int n)
 	return 0;
 }
 
-/* The same for Chrome trace JSON files (nd_kineto_convert). */
+/* The same for Chrome trace JSON files (nd_kineto_convert); threads:
+ * the reader thread's path, whose errors must come back the same. */
 static int
-cmd_chromeerr(char **paths, int n)
+cmd_chromeerr(char **paths, int n, int threads)
 {
-	nd_kineto_opts o = { .quiet = 1, .one_thread = 1 };
+	nd_kineto_opts o = { .quiet = 1, .one_thread = !threads };
 
 	for (int i = 0; i < n; i++) {
 		nd_out *out = nd_out_open("/dev/null");
@@ -758,7 +760,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "xperr") == 0 && argc >= 3)
 		return cmd_xperr(argv + 2, argc - 2);
+	if (strcmp(argv[1], "chromeerr") == 0 && argc >= 4 &&
+	    strcmp(argv[2], "-t") == 0)
+		return cmd_chromeerr(argv + 3, argc - 3, 1);
 	if (strcmp(argv[1], "chromeerr") == 0 && argc >= 3)
-		return cmd_chromeerr(argv + 2, argc - 2);
+		return cmd_chromeerr(argv + 2, argc - 2, 0);
 	nd_die(2, "unknown command: %s", argv[1]);
 }
