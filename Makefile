@@ -206,11 +206,11 @@ uninstall:
 # fuzz_ndjson (the record decoder), fuzz_cli (durations and decimals),
 # fuzz_pickle (the pickle reader and trace-mem's analysis), fuzz_pipe (the
 # pipeline engine in every output mode, and its partial round trip),
-# fuzz_merge (--merge's reading of partial results into trace-topk's and
-# trace-regions' loads).  Every input error is a value there: a harness
-# that reaches nd_die aborts.  The programs' own error messages are
-# silenced (-close_fd_mask=2); libFuzzer's report and a sanitizer's still
-# reach build-fuzz/NAME.log.
+# fuzz_merge (--merge's reading of partial results into the loads of
+# trace-topk, -regions, -gaps, -steps, -report and -pipeline).  Every
+# input error is a value there: a harness that reaches nd_die aborts.  The
+# programs' own error messages are silenced (-close_fd_mask=2); libFuzzer's
+# report and a sanitizer's still reach build-fuzz/NAME.log.
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 10
 FUZZ_LONG_SECONDS ?= 600

@@ -3,8 +3,8 @@
  * untrusted input: nd_partial_read (the framing: header, records, trailer
  * with its count and sha256) handing each record to an engine's load,
  * then the engine's finish and write.  The input's first byte chooses
- * the engine ('R' trace-regions', 'G' trace-gaps', 'S' trace-steps',
- * else trace-topk's; in lower case the same with each trailer's count and
+ * the engine ('R' trace-regions', 'G' trace-gaps', 'S' trace-steps', 'P'
+ * trace-report's, 'L' trace-pipeline's, else trace-topk's; in lower case the same with each trailer's count and
  * sha256 made right, so that mutated records reach the loads); the rest
  * is the file.
  * Every refusal is an error value (nd_partial_read returns -1 with a
@@ -202,6 +202,36 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e = nd_stepsrun_engine(r);
 		merge(&e);
 		nd_stepsrun_free(r);
+		break;
+	}
+	case 'P':
+	case 'p': {
+		nd_report_opts ro;
+		nd_report *r;
+		nd_report_run *x;
+
+		memset(&ro, 0, sizeof ro);
+		ro.top = 10;
+		ro.warmup = 1;
+		r = nd_report_new(&ro);
+		x = nd_report_run_new(r, ND_REPORT_MARKDOWN);
+		e = nd_report_run_engine(x);
+		merge(&e);
+		nd_report_run_free(x);
+		nd_report_free(r);
+		break;
+	}
+	case 'L':
+	case 'l': {
+		nd_piperun_opts po;
+		nd_piperun *r;
+
+		memset(&po, 0, sizeof po);
+		po.table = po.merge = 1;
+		r = nd_piperun_new(&po);
+		e = nd_piperun_engine(r);
+		merge(&e);
+		nd_piperun_free(r);
 		break;
 	}
 	default: {

@@ -59,6 +59,7 @@ round_trip(nd_pipe *p)
 	struct held h = { ND_BUF_INIT };
 	nd_pipe *q = nd_pipe_new(NULL, NULL, 0);
 	nd_everr err;
+	nd_err perr;
 	char *s, *end;
 
 	nd_buf_adds(&h.text, "{\"type\":\"" ND_PIPE_PARTIAL "\"}\n");
@@ -72,7 +73,9 @@ round_trip(nd_pipe *p)
 		if (nd_event_decode(&ev, s, (size_t)(nl - s), &scratch,
 		    &err) != 0)
 			abort();	/* the engine wrote what it cannot read */
-		nd_pipe_partial_add(q, &ev, "fuzz", 0);
+		nd_err_clear(&perr);
+		if (nd_pipe_partial_add(q, &ev, "fuzz", 0, &perr) != 0)
+			abort();	/* what it wrote, refused */
 		s = nl + 1;
 	}
 	nd_buf_free(&h.text);

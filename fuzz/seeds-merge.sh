@@ -1,6 +1,7 @@
 #!/bin/sh
 # Seeds for fuzz_merge: partial results of trace-topk (first byte T),
-# trace-regions (R), trace-gaps (G) and trace-steps (S), one and two
+# trace-regions (R), trace-gaps (G), trace-steps (S), trace-report (P) and
+# trace-pipeline (L, from the pipeline fixtures), one and two
 # partials a file, one cut short, and in lower case (trailers made right).
 #   sh fuzz/seeds-merge.sh BIN_DIR CORPUS_DIR FIXTURES_DIR
 set -eu
@@ -30,3 +31,16 @@ for x in a b; do
 done
 { printf g; cat "$t/a.gaps" "$t/b.gaps"; } > "$C/gaps-framed"
 { printf s; cat "$t/a.steps" "$t/b.steps"; } > "$C/steps-framed"
+fx=$3
+"$BIN/trace-report" --partial "$t/a.ndjson" > "$t/a.rep"
+{ printf P; cat "$t/a.rep"; } > "$C/report-a"
+{ printf p; cat "$t/a.rep"; } > "$C/report-framed"
+if [ -f "$fx/pipeline/1f1b_p2_m4_rank0.pt.trace.json.gz" ]; then
+	"$BIN/chrome2ndjson" "$fx/pipeline/1f1b_p2_m4_rank0.pt.trace.json.gz" \
+	    "$fx/pipeline/1f1b_p2_m4_rank1.pt.trace.json.gz" > "$t/p.ndjson"
+	"$BIN/trace-pipeline" --partial "$t/p.ndjson" > "$t/p.pipe"
+	"$BIN/trace-report" --partial "$t/p.ndjson" > "$t/p.rep"
+	{ printf L; cat "$t/p.pipe"; } > "$C/pipe-p"
+	{ printf l; cat "$t/p.pipe"; } > "$C/pipe-framed"
+	{ printf p; cat "$t/p.rep"; } > "$C/report-pipe-framed"
+fi

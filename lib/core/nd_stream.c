@@ -327,6 +327,12 @@ nd_stream_fail(nd_stream *st, const char *fmt, ...)
 	    (unsigned long long)nd_stream_lineno(st), msg);
 }
 
+void
+nd_stream_fail_with(nd_stream *st, const nd_err *e)
+{
+	nd_err_copy(&st->err, e);
+}
+
 int
 nd_stream_failed(const nd_stream *st)
 {

@@ -67,6 +67,8 @@ void nd_stream_spool_stdin(nd_stream *st, nd_spool *sp, int replay);
  * (nd_stream_err; the first wins): reading then ends, and the driver
  * prints it.  Returns -1; the engine returns without using the record. */
 int nd_stream_fail(nd_stream *st, const char *fmt, ...) ND_PRINTF(2, 3);
+/* The same with an error a reader made itself ("FILE:LINE: ..."). */
+void nd_stream_fail_with(nd_stream *st, const nd_err *e);
 int nd_stream_failed(const nd_stream *st);
 /* The member KEY of ev, which must exist with JSON type `type`, else the
  * stream's error "FILE:LINE: TYPE record without a valid "KEY"" and an

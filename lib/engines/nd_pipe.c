@@ -91,6 +91,7 @@ struct nd_pipe {
 	uint32_t psrc;		/* and its pipe_source records so far */
 	const char *pfile;	/* partial being read: where, for messages */
 	uint64_t pline;
+	nd_err *perr;		/* and its error (nd_pipe_partial_add) */
 	int done, abs;
 	/* finish */
 	struct prank *rk;
@@ -1231,17 +1232,25 @@ nd_pipe_partial_write(nd_pipe *p, nd_pipe_line_fn *fn, void *ctx)
 		part_block(p, &p->blk[i], fn, ctx);
 }
 
-/* An integer member of a partial record; absent: 0 with *has 0. */
 /* A partial record that cannot be read (its framing checked out, so it was
- * written by another program or edited): name it, and where it is. */
-static _Noreturn void
-part_die(const nd_pipe *p, const nd_event *ev, const char *key)
+ * written by another program or edited): its error, naming it and where it
+ * is; what was read of it is not used. */
+static void
+part_fail(const nd_pipe *p, const nd_event *ev, const char *key)
 {
-	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid \"%s\"",
-	    p->pfile != NULL ? p->pfile : "-", (unsigned long long)p->pline,
-	    (int)ev->type_name.n, ev->type_name.p, key);
+	nd_err_set(p->perr, p->pfile, ND_ERR_NONE, p->pline, "%s:%llu: %.*s "
+	    "record without a valid \"%s\"", p->pfile != NULL ? p->pfile :
+	    "-", (unsigned long long)p->pline, (int)ev->type_name.n,
+	    ev->type_name.p, key);
 }
 
+static int
+part_failed(const nd_pipe *p)
+{
+	return p->perr->code != 0;
+}
+
+/* An integer member of a partial record; absent: 0 with *has 0. */
 static int64_t
 part_int(const nd_pipe *p, const nd_event *ev, const char *key, int need,
     int *has)
@@ -1251,7 +1260,7 @@ part_int(const nd_pipe *p, const nd_event *ev, const char *key, int need,
 
 	if (v == NULL || nd_json_int64(v, &x) != 0) {
 		if (need)
-			part_die(p, ev, key);
+			part_fail(p, ev, key);
 		x = 0;
 		v = NULL;
 	}
@@ -1270,15 +1279,19 @@ part_source(nd_pipe *p, const nd_event *ev)
 	int64_t s = part_int(p, ev, "src", 1, NULL);
 	int decl = nd_str_eq(ev->type_name, "pipe_source");
 
-	if (decl ? s != p->psrc : s < 0 || s >= p->psrc)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record of \"src\" %lld: "
-		    "%s %lu pipe_source records before it",
-		    p->pfile != NULL ? p->pfile : "-",
+	if (part_failed(p))
+		return UINT32_MAX;
+	if (decl ? s != p->psrc : s < 0 || s >= p->psrc) {
+		nd_err_set(p->perr, p->pfile, ND_ERR_NONE, p->pline, "%s:%llu: "
+		    "%.*s record of \"src\" %lld: %s %lu pipe_source records "
+		    "before it", p->pfile != NULL ? p->pfile : "-",
 		    (unsigned long long)p->pline, (int)ev->type_name.n,
 		    ev->type_name.p, (long long)s, decl ? "the sources of a "
 		    "partial are numbered in order, and it has" :
 		    "not a source of its partial, which has",
 		    (unsigned long)p->psrc);
+		return UINT32_MAX;
+	}
 	if (decl)
 		p->psrc++;
 	(void)source(p, (uint64_t)p->base + (uint64_t)s);
@@ -1298,8 +1311,10 @@ part_add_block(nd_pipe *p, const nd_event *ev, uint32_t si)
 		if (nd_jstr_eq(v, nd_pipe_phase_name(i)))
 			phase = i;
 	nm = nd_event_get(ev, "name");
-	if (phase < 0 || nm == NULL || nm->type != ND_JSTR)
-		part_die(p, ev, phase < 0 ? "phase" : "name");
+	if (phase < 0 || nm == NULL || nm->type != ND_JSTR) {
+		part_fail(p, ev, phase < 0 ? "phase" : "name");
+		return;
+	}
 	memset(&x, 0, sizeof x);
 	x.pid = part_int(p, ev, "pid", 0, &has);
 	x.has |= has ? ND_HAS_PID : 0;
@@ -1310,35 +1325,40 @@ part_add_block(nd_pipe *p, const nd_event *ev, uint32_t si)
 	x.ts_ns = part_int(p, ev, "ts_ns", 1, NULL);
 	x.dur_ns = part_int(p, ev, "dur_ns", 1, NULL);
 	mb = part_int(p, ev, "mb", 0, &has);
+	if (part_failed(p))
+		return;
 	nd_json_unescape(nm, &name);
 	add_block(p, si, phase, has, mb, &x, nd_sid_intern(name.p != NULL ?
 	    name.p : "", name.len));
 	nd_buf_free(&name);
 }
 
-void
+int
 nd_pipe_partial_add(nd_pipe *p, const nd_event *ev, const char *file,
-    uint64_t line)
+    uint64_t line, nd_err *err)
 {
 	uint32_t si;
 	int has;
 	struct src *s;
+	int64_t a, b;
 
 	p->done = 0;
 	p->pfile = file;
 	p->pline = line;
+	p->perr = err;
 	if (nd_str_eq(ev->type_name, ND_PIPE_PARTIAL)) {
 		p->base = (uint32_t)p->nsrc;
 		p->psrc = 0;
-		return;
+		return 0;
 	}
 	if (!nd_str_eq(ev->type_name, "pipe_source") &&
 	    !nd_str_eq(ev->type_name, "pipe_mark") &&
 	    !nd_str_eq(ev->type_name, "pipe_work") &&
 	    !nd_str_eq(ev->type_name, "pipe_p2p") &&
 	    !nd_str_eq(ev->type_name, "pipe_block"))
-		return;
-	si = part_source(p, ev);
+		return 0;
+	if ((si = part_source(p, ev)) == UINT32_MAX)
+		return -1;
 	s = &p->src[si];
 	if (nd_str_eq(ev->type_name, "pipe_source")) {
 		const nd_jval *v = nd_event_get(ev, "devops");
@@ -1347,13 +1367,20 @@ nd_pipe_partial_add(nd_pipe *p, const nd_event *ev, const char *file,
 		s->origin = part_int(p, ev, "origin_ns", 0, &has);
 		s->has_origin = has && s->origin != 0;
 		s->dev = v != NULL && v->type == ND_JTRUE;
-	} else if (nd_str_eq(ev->type_name, "pipe_mark"))
-		add_mark(p, si, part_int(p, ev, "step", 1, NULL),
-		    part_int(p, ev, "ts_ns", 1, NULL));
-	else if (nd_str_eq(ev->type_name, "pipe_block"))
+	} else if (nd_str_eq(ev->type_name, "pipe_block"))
 		part_add_block(p, ev, si);
-	else
-		nd_ivset_add(nd_str_eq(ev->type_name, "pipe_work") ? &s->work :
-		    &s->p2p, part_int(p, ev, "lo", 1, NULL),
-		    part_int(p, ev, "hi", 1, NULL));
+	else {
+		int mark = nd_str_eq(ev->type_name, "pipe_mark");
+
+		a = part_int(p, ev, mark ? "step" : "lo", 1, NULL);
+		b = part_int(p, ev, mark ? "ts_ns" : "hi", 1, NULL);
+		if (part_failed(p))
+			return -1;
+		if (mark)
+			add_mark(p, si, a, b);
+		else
+			nd_ivset_add(nd_str_eq(ev->type_name, "pipe_work") ?
+			    &s->work : &s->p2p, a, b);
+	}
+	return part_failed(p) ? -1 : 0;
 }

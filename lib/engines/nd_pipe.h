@@ -20,6 +20,7 @@
 #define ND_PIPE_H
 
 #include "nd_buf.h"
+#include "nd_err.h"
 #include "nd_event.h"
 #include "nd_interval.h"
 #include "nd_json.h"
@@ -167,8 +168,9 @@ void nd_pipe_partial_write(nd_pipe *p, nd_pipe_line_fn *fn, void *ctx);
 extern const char *const nd_pipe_partial_types[];
 extern const size_t nd_pipe_partial_ntypes;
 /* One record of a partial (the header included), in order; file and line
- * say where it is, for the message of a record that cannot be read. */
-void nd_pipe_partial_add(nd_pipe *p, const nd_event *ev, const char *file,
-    uint64_t line);
+ * say where it is, for the message of a record that cannot be read: 0, or
+ * -1 with err filled ("FILE:LINE: ...") and nothing of it added. */
+int nd_pipe_partial_add(nd_pipe *p, const nd_event *ev, const char *file,
+    uint64_t line, nd_err *err);
 
 #endif

@@ -181,8 +181,14 @@ eng_load(void *self, nd_stream *st, const nd_event *ev)
 			nd_buf_addc(&r->meta, '\n');
 		return;
 	}
-	nd_pipe_partial_add(r->p, ev, nd_stream_file(st),
-	    nd_stream_lineno(st));
+	{
+		nd_err e;
+
+		nd_err_clear(&e);
+		if (nd_pipe_partial_add(r->p, ev, nd_stream_file(st),
+		    nd_stream_lineno(st), &e) != 0)
+			nd_stream_fail_with(st, &e);
+	}
 }
 
 static void

@@ -48,20 +48,34 @@ struct nd_top {
 	int fmt, k, check_by;
 };
 
-static void
-parse_by(nd_top *t, const char *spec)
+/* The group keys of spec: 0, or -1 with the message in msg. */
+static int
+parse_by(nd_top *t, const char *spec, char *msg, size_t n)
 {
 	const char *bad;
 
 	nd_by_free(t->by);
 	t->by = nd_by_parse(spec, row_keys, sizeof row_keys / sizeof *row_keys,
 	    &bad);
+	t->nby = 0;
 	if (t->by == NULL && *bad == '\0')
-		nd_die(ND_EXIT_ERROR, "--by: no key in '%s'", spec);
-	if (t->by == NULL)
-		nd_die(ND_EXIT_ERROR, "--by %s: '%s' is an output key of top "
-		    "rows; it cannot be a group key", spec, bad);
-	t->nby = nd_by_count(t->by);
+		snprintf(msg, n, "--by: no key in '%s'", spec);
+	else if (t->by == NULL)
+		snprintf(msg, n, "--by %s: '%s' is an output key of top rows; "
+		    "it cannot be a group key", spec, bad);
+	else
+		t->nby = nd_by_count(t->by);
+	return t->by == NULL ? -1 : 0;
+}
+
+/* The same for keys the user gave. */
+static void
+parse_by_arg(nd_top *t, const char *spec)
+{
+	char msg[512];
+
+	if (parse_by(t, spec, msg, sizeof msg) != 0)
+		nd_die(ND_EXIT_ERROR, "%s", msg);
 }
 
 nd_top *
@@ -118,7 +132,7 @@ nd_top_sort_of(const char *s)
 void
 nd_top_by(nd_top *t, const char *spec)
 {
-	parse_by(t, spec);
+	parse_by_arg(t, spec);
 }
 
 void
@@ -387,9 +401,17 @@ merge_header(nd_top *t, nd_stream *st, const nd_event *ev)
 		nd_buf_free(&spec);
 		return;
 	}
-	if (t->prov.nheaders == 0 && t->nby == 0)
-		parse_by(t, spec.p != NULL ? spec.p : "");
-	else {
+	if (t->prov.nheaders == 0 && t->nby == 0) {
+		char msg[512];
+
+		/* the partial's keys: refused as the user's would be */
+		if (parse_by(t, spec.p != NULL ? spec.p : "", msg,
+		    sizeof msg) != 0) {
+			nd_stream_fail(st, "%s", msg);
+			nd_buf_free(&spec);
+			return;
+		}
+	} else {
 		nd_buf mine = ND_BUF_INIT;
 
 		for (size_t i = 0; i < t->nby; i++) {
@@ -1063,7 +1085,7 @@ nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
 		nd_scan_cb cb = { t, scan_record, scan_done, scan_reset };
 
 		if (t->nby == 0)
-			parse_by(t, "name");
+			parse_by_arg(t, "name");
 		t->so = *opts;
 		t->sc = nd_scan_new(&t->so, &cb);
 	}

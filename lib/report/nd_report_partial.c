@@ -442,12 +442,20 @@ struct rd {
 	struct sring *sring;
 };
 
-static _Noreturn void
+/* The record is refused: the stream's error (nd_stream_fail), after which
+ * the reader returns without using what it read (the getters give 0 or
+ * NULL) and the merge stops. */
+static void
 bad(const struct rd *d, const char *key)
 {
-	nd_die(ND_EXIT_ERROR, "%s:%llu: %.*s record without a valid \"%s\"",
-	    nd_stream_file(d->st), (unsigned long long)nd_stream_lineno(d->st),
+	nd_stream_fail(d->st, "%.*s record without a valid \"%s\"",
 	    (int)d->ev->type_name.n, d->ev->type_name.p, key);
+}
+
+static int
+failed(const struct rd *d)
+{
+	return nd_stream_failed(d->st);
 }
 
 /* An integer within +-2^53, as the stream's times and durations (sumi and
@@ -459,8 +467,10 @@ geti(const struct rd *d, const char *key)
 	const nd_jval *v = nd_event_get(d->ev, key);
 	int64_t x = 0;
 
-	if (v == NULL || nd_json_int(v, &x) != 0)
+	if (v == NULL || nd_json_int(v, &x) != 0) {
 		bad(d, key);
+		return 0;
+	}
 	return x;
 }
 
@@ -471,8 +481,10 @@ gett(const struct rd *d, const char *key)
 	int64_t x = 0;
 
 	if (v == NULL || nd_json_int64(v, &x) != 0 || x > INT64_MAX / 2 ||
-	    x < INT64_MIN / 2)
+	    x < INT64_MIN / 2) {
 		bad(d, key);
+		return 0;
+	}
 	return x;
 }
 
@@ -481,8 +493,10 @@ getu(const struct rd *d, const char *key)
 {
 	int64_t x = geti(d, key);
 
-	if (x < 0)
+	if (x < 0) {
 		bad(d, key);
+		return 0;
+	}
 	return (uint64_t)x;
 }
 
@@ -506,8 +520,10 @@ gets_(const struct rd *d, const char *key)
 {
 	const nd_jval *v = nd_event_get(d->ev, key);
 
-	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL))
+	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL)) {
 		bad(d, key);
+		return NULL;
+	}
 	return nd_rep_jstrdup(v);
 }
 
@@ -528,8 +544,10 @@ getsrc(const struct rd *d, const char *key)
 {
 	int64_t x = geti(d, key);
 
-	if (x < 0 || x >= d->sources || d->base + (uint64_t)x >= d->r->nsrc)
+	if (x < 0 || x >= d->sources || d->base + (uint64_t)x >= d->r->nsrc) {
 		bad(d, key);
+		return 0;	/* not used: the merge stops */
+	}
 	return d->base + (uint32_t)x;
 }
 
@@ -541,40 +559,42 @@ read_header(struct rd *d)
 	int64_t fmt = geti(d, "report"), n = geti(d, "sources");
 	const nd_jval *v;
 
-	if (fmt != RP_FORMAT)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: " RP_HEADER " of another "
-		    "format (report %lld, not %d): make the partial results "
-		    "again with this %s", nd_stream_file(d->st),
-		    (unsigned long long)nd_stream_lineno(d->st),
-		    (long long)fmt, RP_FORMAT, nd_progname);
-	if (c == NULL || n < 0 || n > INT32_MAX - (int64_t)d->base -
+	if (failed(d))
+		;
+	else if (fmt != RP_FORMAT)
+		nd_stream_fail(d->st, RP_HEADER " of another format (report "
+		    "%lld, not %d): make the partial results again with this "
+		    "%s", (long long)fmt, RP_FORMAT, nd_progname);
+	else if (c == NULL || n < 0 || n > INT32_MAX - (int64_t)d->base -
 	    (int64_t)d->sources)
 		bad(d, c == NULL ? "collect" : "sources");
 	/* the merge makes room for them: no more than the partial carries,
 	 * a pipe_source record each */
-	if ((uint64_t)n > nd_partial_records())
-		nd_die(ND_EXIT_ERROR, "%s:%llu: " RP_HEADER " of %lld sources, "
-		    "more than its partial's %llu records (one a source at "
-		    "least): partial results of no run (edited, or written by "
-		    "another program)", nd_stream_file(d->st),
-		    (unsigned long long)nd_stream_lineno(d->st), (long long)n,
+	else if ((uint64_t)n > nd_partial_records())
+		nd_stream_fail(d->st, RP_HEADER " of %lld sources, more than "
+		    "its partial's %llu records (one a source at least): "
+		    "partial results of no run (edited, or written by another "
+		    "program)", (long long)n,
 		    (unsigned long long)nd_partial_records());
-	if (d->nheaders > 0 && strcmp(c, d->collect) != 0)
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made with %s "
-		    "cannot be merged with partial results made with %s",
-		    nd_stream_file(d->st),
-		    (unsigned long long)nd_stream_lineno(d->st),
+	else if (d->nheaders > 0 && strcmp(c, d->collect) != 0)
+		nd_stream_fail(d->st, "partial results made with %s cannot be "
+		    "merged with partial results made with %s",
 		    c[0] ? c : "no collection options",
 		    d->collect[0] ? d->collect : "no collection options");
+	if (failed(d)) {
+		free(c);
+		return;
+	}
 	free(d->collect);
 	d->collect = c;
 	d->nheaders++;
 	v = nd_event_get(d->ev, "strip");
-	if (r->o.html && (v == NULL || v->type != ND_JTRUE))
-		nd_die(ND_EXIT_ERROR, "%s:%llu: partial results made without "
-		    "--html: --merge --html needs partials of --partial --html "
-		    "(they keep the timeline strip)", nd_stream_file(d->st),
-		    (unsigned long long)nd_stream_lineno(d->st));
+	if (r->o.html && (v == NULL || v->type != ND_JTRUE)) {
+		nd_stream_fail(d->st, "partial results made without --html: "
+		    "--merge --html needs partials of --partial --html (they "
+		    "keep the timeline strip)");
+		return;
+	}
 	d->sdev = NULL;
 	d->sring = NULL;
 	d->base += d->sources;
@@ -592,8 +612,10 @@ read_src(struct rd *d)
 	struct rsrc *s;
 	const nd_jval *v;
 
-	if (i >= d->base + d->sources)
+	if (i >= d->base + d->sources) {
 		bad(d, "path");
+		return;
+	}
 	nd_grow(&r->src, &r->capsrc, (size_t)i + 1, sizeof *r->src);
 	/* sources without records between partials: as nd_report_event
 	 * leaves them */
@@ -685,8 +707,10 @@ read_diff(struct rd *d)
 	const nd_jval *v = nd_event_get(d->ev, "line");
 	nd_buf t = ND_BUF_INIT;
 
-	if (v == NULL || v->type != ND_JSTR)
+	if (v == NULL || v->type != ND_JSTR) {
 		bad(d, "line");
+		return;
+	}
 	nd_json_unescape(v, &t);
 	nd_buf_addc(&t, '\0');
 	/* held by r before the check: reachable for the leak checker */
@@ -708,8 +732,10 @@ read_list(struct rd *d, int type)
 		    r->skipped_ix, getname(d, "name"), sumu(d, "n"), 0);
 		return;
 	case 'w':
-		if ((s = gets_(d, "text")) == NULL)
+		if ((s = gets_(d, "text")) == NULL) {
 			bad(d, "text");
+			return;
+		}
 		nd_grow(&r->warn, &r->capwarn, r->nwarn + 1, sizeof *r->warn);
 		r->warn[r->nwarn++] = s;
 		return;
@@ -729,12 +755,19 @@ read_dev(struct rd *d)
 
 	if (key == NULL)
 		bad(d, "key");
+	if (failed(d)) {
+		free(key);
+		return;
+	}
 	nd_buf_reset(&r->key);
 	nd_buf_add(&r->key, &src, sizeof src);
 	nd_buf_adds(&r->key, key);
 	id = nd_intern_id(r->devids, r->key.p, r->key.len);
-	if (id != r->ndevs)	/* (source, key) once in a partial */
+	if (id != r->ndevs) {	/* (source, key) once in a partial */
 		bad(d, "key");
+		free(key);
+		return;
+	}
 	nd_grow(&r->devs, &r->capdevs, r->ndevs + 1, sizeof *r->devs);
 	dv = &r->devs[r->ndevs++];
 	memset(dv, 0, sizeof *dv);
@@ -771,9 +804,11 @@ read_hw(struct rd *d)
 	nd_report *r = d->r;
 	uint32_t src = getsrc(d, "src"), model = getname(d, "model");
 	int isnew;
-	uint64_t *v = nd_map64_put(r->hw_ix, (uint64_t)src << 32 | model,
-	    &isnew);
+	uint64_t *v;
 
+	if (failed(d))
+		return;
+	v = nd_map64_put(r->hw_ix, (uint64_t)src << 32 | model, &isnew);
 	if (isnew) {
 		nd_grow(&r->hw, &r->caphw, r->nhw + 1, sizeof *r->hw);
 		*v = r->nhw;
@@ -800,10 +835,13 @@ read_leaf(struct rd *d)
 	(void)sumi(d, "total_ns");
 	(void)sumi(d, "self_ns");
 	(void)sumu(d, "overrun");
+	if (failed(d))
+		return;
 	memset(&d->tmp, 0, sizeof d->tmp);
 	if (nd_agg_row_read(&d->tmp, d->ev, &what) != 0) {
 		nd_hist_free(&d->tmp.hist);
 		bad(d, what);
+		return;
 	}
 	id = nd_agg_id(r->leaf, r->key.p, r->key.len);
 	nd_agg_merge(nd_agg_row_of(r->leaf, id), &d->tmp);
@@ -820,8 +858,10 @@ read_other(struct rd *d, size_t type)
 
 	if (type == 0) {
 		v = nd_event_get(d->ev, "line");
-		if (v == NULL || v->type != ND_JOBJ)
+		if (v == NULL || v->type != ND_JOBJ) {
 			bad(d, "line");
+			return;
+		}
 		nd_buf_add(&r->membuf, v->raw, v->len);
 		nd_buf_addc(&r->membuf, '\n');
 	} else if (type == 1) {
@@ -829,6 +869,8 @@ read_other(struct rd *d, size_t type)
 
 		if (which != ND_LAUNCH_INNER && which != ND_LAUNCH_TOP)
 			bad(d, "which");
+		if (failed(d))
+			return;
 		s = gets_(d, "name");
 		nd_launch_merge_row(r->launch, (int)which, s, sumu(d, "ops"),
 		    sumi(d, "ns"));
@@ -851,8 +893,10 @@ ring_head(struct rd *d, struct sring *g)
 	int64_t head = geti(d, "head");
 
 	memset(g, 0, sizeof *g);
-	if (head < 0 || head >= STRIP_RING)
+	if (head < 0 || head >= STRIP_RING) {
 		bad(d, "head");
+		return;
+	}
 	g->head = (size_t)head;
 	g->lost = geti(d, "lost") != 0;
 	g->lost_end = gett(d, "lost_end");
@@ -867,8 +911,12 @@ read_sop(struct rd *d, struct strip *s)
 	char *name = gets_(d, "name");
 	struct sop *o;
 
-	if (cls < 0 || cls >= ND_SVG_NCLASS || name == NULL || g->n == STRIP_RING)
+	if (cls < 0 || cls >= ND_SVG_NCLASS || name == NULL ||
+	    g->n == STRIP_RING) {
 		bad(d, name == NULL ? "name" : "cls");
+		free(name);
+		return;
+	}
 	nd_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
 	o = &g->v[g->n++];
 	o->ts = geti(d, "ts");
@@ -903,6 +951,10 @@ read_strip(struct rd *d, size_t type)
 		d->sring = NULL;
 		if ((k = gets_(d, "key")) == NULL)
 			bad(d, "key");
+		if (failed(d)) {
+			free(k);
+			return;
+		}
 		dv = d->sdev = nd_rep_strip_slot(s, src, k, strlen(k));
 		free(k);
 		if (dv != NULL)
@@ -920,8 +972,12 @@ read_strip(struct rd *d, size_t type)
 			char *pay = gets_(d, "payload"), *cause;
 
 			cause = gets_(d, "cause");
-			if (pay == NULL || cause == NULL)
+			if (pay == NULL || cause == NULL) {
 				bad(d, pay == NULL ? "payload" : "cause");
+				free(pay);
+				free(cause);
+				return;
+			}
 			nd_grow(&dv->gaps, &dv->capgaps, dv->ngaps + 1,
 			    sizeof *dv->gaps);
 			g = &dv->gaps[dv->ngaps++];
@@ -951,6 +1007,8 @@ read_strip(struct rd *d, size_t type)
 
 		d->sdev = NULL;
 		d->sring = NULL;
+		if (failed(d))
+			return;
 		for (size_t i = 0; i < s->ndev; i++)
 			kept |= s->dev[i].source == src;
 		if (kept && s->nhost < STRIP_DEVS) {

@@ -251,8 +251,13 @@ nd_rep_pipe_record(nd_report *r, const nd_event *ev, nd_stream *st)
 		if (i == nd_pipe_partial_ntypes)
 			return 0;
 	}
-	if (r->pipe != NULL)
-		nd_pipe_partial_add(r->pipe, ev, nd_stream_file(st),
-		    nd_stream_lineno(st));
+	if (r->pipe != NULL) {
+		nd_err e;
+
+		nd_err_clear(&e);
+		if (nd_pipe_partial_add(r->pipe, ev, nd_stream_file(st),
+		    nd_stream_lineno(st), &e) != 0)
+			nd_stream_fail_with(st, &e);
+	}
 	return 1;
 }
