@@ -89,6 +89,7 @@ main(int argc, char **argv)
 	nd_rundir_skips skips = { 0 };
 	int all = 0, list = 0;
 	nd_rules *loaded = NULL;
+	nd_err rerr = { 0 };
 	nd_out *out;
 	nd_err err;
 	int c;
@@ -140,10 +141,10 @@ main(int argc, char **argv)
 		o.budget = (size_t)nd_cli_int("CHROME2NDJSON_BUDGET",
 		    getenv("CHROME2NDJSON_BUDGET"), 1, INT32_MAX);
 	o.stats = getenv("CHROME2NDJSON_STATS") != NULL;
-	if (rules != NULL)
-		o.rules = loaded = nd_rules_load(rules);
-	else
+	if (rules == NULL)
 		o.rules = nd_rules_default();
+	else if ((o.rules = loaded = nd_rules_load(rules, &rerr)) == NULL)
+		nd_err_exit(&rerr);
 	resolve(argc, argv, run, all, &files, &skips);
 	if (list) {
 		nd_rundir_list(&files, &skips);

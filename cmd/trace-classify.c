@@ -68,6 +68,7 @@ main(int argc, char **argv)
 	};
 	const char *outpath = NULL, *rulespath = NULL;
 	nd_rules *loaded = NULL;
+	nd_err rerr = { 0 };
 	const nd_rules *r;
 	int ch, print = 0;
 
@@ -93,10 +94,10 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 
-	if (rulespath != NULL)
-		r = loaded = nd_rules_load(rulespath);
-	else
+	if (rulespath == NULL)
 		r = nd_rules_default();
+	else if ((r = loaded = nd_rules_load(rulespath, &rerr)) == NULL)
+		nd_err_exit(&rerr);
 	if (print) {
 		if (argc > 0)
 			nd_die(ND_EXIT_ERROR, "--print-rules takes no file "

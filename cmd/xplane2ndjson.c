@@ -120,6 +120,7 @@ main(int argc, char **argv)
 	int list = 0, print = 0, c;
 	/* static: what they hold stays reachable on every way out */
 	static nd_rules *loaded;
+	nd_err rerr = { 0 };
 	static nd_xpconv_opts opt;
 	static regex_t planes, lines;
 	nd_strv files = { 0 };
@@ -170,8 +171,9 @@ main(int argc, char **argv)
 
 	/* The built-in table is compiled when first needed (not for --list,
 	 * nor for a file that turns out to be damaged). */
-	if (rules_path != NULL)
-		opt.rules = loaded = nd_rules_load(rules_path);
+	if (rules_path != NULL && (opt.rules = loaded =
+	    nd_rules_load(rules_path, &rerr)) == NULL)
+		nd_err_exit(&rerr);
 	if (print) {
 		nd_rules_print(opt.rules != NULL ? opt.rules :
 		    nd_rules_default(), stdout);

@@ -280,14 +280,17 @@ valid_family(const char *s)
 }
 
 /* Parse one rule line (tabs between columns, runs of tabs allowed) into
- * r.  Dies with "path:lineno: message" on error. */
-static void
-parse_rule(char *line, const char *path, size_t lineno, struct rule *r)
+ * r (zeroed first; what it holds is freed with the table).  0, or -1 with
+ * err filled, "path:lineno: message". */
+static int
+parse_rule(char *line, const char *path, size_t lineno, struct rule *r,
+    nd_err *err)
 {
 	char *col[NCOL + 1];
 	int ncol = 0, i, e;
 	char *p = line;
 
+	memset(r, 0, sizeof *r);
 	while (*p != '\0') {
 		while (*p == '\t')
 			p++;
@@ -302,30 +305,30 @@ parse_rule(char *line, const char *path, size_t lineno, struct rule *r)
 			*p++ = '\0';
 	}
 	if (ncol != NCOL)
-		nd_die(ND_EXIT_ERROR, "%s:%zu: expected %d tab-separated columns "
-		    "(class family name long_name cat process thread), found %d",
-		    path, lineno, NCOL, ncol);
-
-	memset(r, 0, sizeof *r);
+		return nd_err_set(err, path, ND_ERR_NONE, lineno, "%s:%zu: "
+		    "expected %d tab-separated columns (class family name "
+		    "long_name cat process thread), found %d", path, lineno,
+		    NCOL, ncol);
 	if (strcmp(col[0], "*") != 0) {
 		for (i = 0; classes[i] != NULL; i++)
 			if (strcmp(col[0], classes[i]) == 0)
 				r->cls = classes[i];
 		if (r->cls == NULL)
-			nd_die(ND_EXIT_ERROR, "%s:%zu: unknown class '%s' (expected "
-			    "compute, communication, memory, host, stall, other "
-			    "or *)", path, lineno, col[0]);
+			return nd_err_set(err, path, ND_ERR_NONE, lineno,
+			    "%s:%zu: unknown class '%s' (expected compute, "
+			    "communication, memory, host, stall, other or *)",
+			    path, lineno, col[0]);
 	}
 	if (strcmp(col[1], "*") != 0) {
 		if (!valid_family(col[1]))
-			nd_die(ND_EXIT_ERROR, "%s:%zu: invalid family '%s' (use "
-			    "letters, digits, '-', '_' and '.')", path, lineno,
-			    col[1]);
+			return nd_err_set(err, path, ND_ERR_NONE, lineno,
+			    "%s:%zu: invalid family '%s' (use letters, digits, "
+			    "'-', '_' and '.')", path, lineno, col[1]);
 		r->family = nd_xstrdup(col[1]);
 	}
 	if (r->cls == NULL && r->family == NULL)
-		nd_die(ND_EXIT_ERROR, "%s:%zu: rule gives neither a class nor a "
-		    "family", path, lineno);
+		return nd_err_set(err, path, ND_ERR_NONE, lineno, "%s:%zu: rule "
+		    "gives neither a class nor a family", path, lineno);
 	for (i = 0; i < NFIELD; i++) {
 		const char *pat = col[2 + i];
 
@@ -336,21 +339,24 @@ parse_rule(char *line, const char *path, size_t lineno, struct rule *r)
 			char msg[256];
 
 			regerror(e, &r->re[i], msg, sizeof msg);
-			nd_die(ND_EXIT_ERROR, "%s:%zu: bad regex in column %s: "
-			    "'%s': %s", path, lineno, colname[2 + i], pat, msg);
+			return nd_err_set(err, path, ND_ERR_NONE, lineno,
+			    "%s:%zu: bad regex in column %s: '%s': %s", path,
+			    lineno, colname[2 + i], pat, msg);
 		}
 		r->pat[i] = nd_xstrdup(pat);
 	}
+	return 0;
 }
 
 /* Feed one line (without its newline) to the parser.  Comment lines
  * directly above a rule (no blank line between) are kept with it so that
  * nd_rules_print can reproduce them. */
-static void
+static int
 add_line(nd_rules *rs, char *line, size_t len, const char *path,
-    size_t lineno, nd_buf *comment)
+    size_t lineno, nd_buf *comment, nd_err *err)
 {
 	size_t i = 0;
+	int rc;
 
 	if (len > 0 && line[len - 1] == '\r')
 		line[--len] = '\0';
@@ -358,22 +364,24 @@ add_line(nd_rules *rs, char *line, size_t len, const char *path,
 		i++;
 	if (i == len) {
 		nd_buf_reset(comment);
-		return;
+		return 0;
 	}
 	if (line[i] == '#') {
 		nd_buf_add(comment, line, len);
 		nd_buf_addc(comment, '\n');
-		return;
+		return 0;
 	}
 	if (memchr(line, '\0', len) != NULL)
-		nd_die(ND_EXIT_ERROR, "%s:%zu: NUL byte in rule", path, lineno);
+		return nd_err_set(err, path, ND_ERR_NONE, lineno,
+		    "%s:%zu: NUL byte in rule", path, lineno);
 	nd_grow(&rs->rules, &rs->cap, rs->n + 1, sizeof *rs->rules);
-	parse_rule(line, path, lineno, &rs->rules[rs->n]);
-	if (comment->len > 0) {
+	rc = parse_rule(line, path, lineno, &rs->rules[rs->n], err);
+	if (rc == 0 && comment->len > 0) {
 		rs->rules[rs->n].comment = nd_xstrndup(comment->p, comment->len);
 		nd_buf_reset(comment);
 	}
-	rs->n++;
+	rs->n++;	/* a rule refused too: the table frees what it holds */
+	return rc;
 }
 
 static nd_rules *
@@ -400,14 +408,17 @@ nd_rules_default(void)
 	nd_buf comment = ND_BUF_INIT;
 	char *line;
 	size_t i;
+	nd_err err;
 
 	if (deflt != NULL)
 		return deflt;
 	deflt = rules_new();
+	nd_err_clear(&err);
 	for (i = 0; builtin_rules[i] != NULL; i++) {
 		line = nd_xstrdup(builtin_rules[i]);
-		add_line(deflt, line, strlen(line), "<built-in rules>", i + 1,
-		    &comment);
+		if (add_line(deflt, line, strlen(line), "<built-in rules>",
+		    i + 1, &comment, &err) != 0)
+			nd_die(ND_EXIT_ERROR, "internal error: %s", err.msg);
 		free(line);
 	}
 	nd_buf_free(&comment);
@@ -416,7 +427,7 @@ nd_rules_default(void)
 }
 
 nd_rules *
-nd_rules_load(const char *path)
+nd_rules_load(const char *path, nd_err *err)
 {
 	nd_buf comment = ND_BUF_INIT;
 	nd_rules *rs;
@@ -424,25 +435,33 @@ nd_rules_load(const char *path)
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t n;
+	int rc = 0;
 
 	if (strcmp(path, "-") == 0)
 		fp = stdin;
-	else if ((fp = fopen(path, "r")) == NULL)
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	else if ((fp = fopen(path, "r")) == NULL) {
+		nd_err_errno(err, path, "%s", path);
+		return NULL;
+	}
 	rs = rules_new();
 	errno = 0;
-	while ((n = getline(&line, &cap, fp)) != -1) {
+	while (rc == 0 && (n = getline(&line, &cap, fp)) != -1) {
 		lineno++;
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = '\0';
-		add_line(rs, line, (size_t)n, path, lineno, &comment);
+		rc = add_line(rs, line, (size_t)n, path, lineno, &comment,
+		    err);
 	}
-	if (ferror(fp))
-		nd_die_errno(ND_EXIT_ERROR, "%s", path);
+	if (rc == 0 && ferror(fp))
+		rc = nd_err_errno(err, path, "%s", path);
 	free(line);
 	nd_buf_free(&comment);
 	if (fp != stdin)
 		fclose(fp);
+	if (rc != 0) {
+		nd_rules_free(rs);
+		return NULL;
+	}
 	return rs;
 }
 

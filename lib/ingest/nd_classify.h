@@ -23,6 +23,8 @@
 #ifndef ND_CLASSIFY_H
 #define ND_CLASSIFY_H
 
+#include "nd_err.h"
+
 #include <stdio.h>
 
 typedef struct nd_rules nd_rules;
@@ -43,9 +45,9 @@ typedef struct nd_class_out {
 
 /* The built-in table (a shared, immutable singleton; do not free). */
 const nd_rules *nd_rules_default(void);
-/* Read a TSV rule file; dies with "FILE:LINE: message" (exit 2) on error.
- * Caller frees with nd_rules_free. */
-nd_rules *nd_rules_load(const char *path);
+/* Read a TSV rule file: the table (caller frees with nd_rules_free), or
+ * NULL with err filled ("FILE:LINE: message", or the file's own). */
+nd_rules *nd_rules_load(const char *path, nd_err *err);
 void nd_rules_free(nd_rules *r);
 /* Print the table in the TSV form nd_rules_load reads. */
 void nd_rules_print(const nd_rules *r, FILE *fp);

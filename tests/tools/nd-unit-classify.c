@@ -86,6 +86,7 @@ main(int argc, char **argv)
 {
 	const char *rules = NULL;
 	nd_rules *loaded = NULL;
+	nd_err rerr = { 0 };
 	long repeat = 1;
 	int c, scope = 0, drop_last = 0;
 
@@ -112,8 +113,9 @@ main(int argc, char **argv)
 	if (scope)
 		scope_lines(drop_last);
 	else {
-		if (rules != NULL)
-			loaded = nd_rules_load(rules);
+		if (rules != NULL &&
+		    (loaded = nd_rules_load(rules, &rerr)) == NULL)
+			nd_err_exit(&rerr);
 		classify_lines(loaded ? loaded : nd_rules_default(), repeat);
 		nd_rules_free(loaded);
 	}
