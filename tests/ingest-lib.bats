@@ -123,6 +123,9 @@ EOF
 	printf '\x0a\x32\x08\x01\x12\x0d/device:TPU:0\x1a\x11\x08\x01\x12\x03Ops\x18\x64\x22\x06\x08\x63\x10\x0a\x18\x14\x22\x0c\x08\x01\x12\x08\x08\x01\x12\x04fuse' \
 	    >"$BATS_TEST_TMPDIR/md.pb"
 	head -c 300 "$good" >"$BATS_TEST_TMPDIR/cut.pb"
+	# the event's message: the tag of XLine.events (field 4, length 6)
+	at=$("$PY" -c 'import sys; print(open(sys.argv[1], "rb").read().index(b"\x22\x06\x08\x63"))' "$BATS_TEST_TMPDIR/md.pb")
+	[ "$at" = 30 ] || fail "event at $at"
 	run --separate-stderr "$ND_BIN/nd-unit" xperr "$BATS_TEST_TMPDIR/md.pb" "$BATS_TEST_TMPDIR/cut.pb" "$good"
 	assert_success
 	[ -z "$stderr" ] || fail "stderr: $stderr"

@@ -110,8 +110,9 @@ setup() {
 	run "$PY" "$CHECK" hostlane "$D/ns.html" "$D/ns.ndjson"
 	assert_success
 	assert_output --regexp '^ok [0-9]+ checks$'
-	# aten::addmm is inside aten::linear: one piece (clipped to the
-	# window), the longest named;
+	# aten::addmm is inside aten::linear: one piece, clipped to the
+	# window (k0's start at 100 us to k2's end): 400 - 100 = 300 us busy,
+	# the longest named with its whole 400 us;
 	# no count of spans (those inside another are not kept, so a count
 	# would depend on the order of the stream)
 	grep -q '<title>host activity, 300.0 us busy; longest aten::linear (400.0 us)</title>' "$D/ns.html"

@@ -40,6 +40,65 @@ nd_err_set(nd_err *e, const char *file, uint64_t off, uint64_t line,
 	return -1;
 }
 
+/* "FILE<where>: message": where is ":LINE" or ": byte OFF". */
+static int
+vwhere(nd_err *e, const char *file, uint64_t off, uint64_t line,
+    const char *fmt, va_list ap)
+{
+	int n;
+
+	if (e->code != 0)
+		return -1;
+	nd_err_set(e, file, off, line, "%s", "");
+	if (file == NULL)
+		file = "";
+	if (line != ND_ERR_NONE)
+		n = snprintf(e->msg, sizeof e->msg, "%s:%llu: ", file,
+		    (unsigned long long)line);
+	else
+		n = snprintf(e->msg, sizeof e->msg, "%s: byte %llu: ", file,
+		    (unsigned long long)off);
+	if (n > 0 && (size_t)n < sizeof e->msg)
+		vsnprintf(e->msg + n, sizeof e->msg - (size_t)n, fmt, ap);
+	return -1;
+}
+
+int
+nd_err_vline(nd_err *e, const char *file, uint64_t line, const char *fmt,
+    va_list ap)
+{
+	return vwhere(e, file, ND_ERR_NONE, line, fmt, ap);
+}
+
+int
+nd_err_line(nd_err *e, const char *file, uint64_t line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwhere(e, file, ND_ERR_NONE, line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+nd_err_vbyte(nd_err *e, const char *file, uint64_t off, const char *fmt,
+    va_list ap)
+{
+	return vwhere(e, file, off, ND_ERR_NONE, fmt, ap);
+}
+
+int
+nd_err_byte(nd_err *e, const char *file, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwhere(e, file, off, ND_ERR_NONE, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 int
 nd_err_errno(nd_err *e, const char *file, const char *fmt, ...)
 {

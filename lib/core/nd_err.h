@@ -15,6 +15,7 @@
 
 #include "nd_util.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #define ND_ERR_NONE UINT64_MAX	/* off or line: not known */
@@ -34,6 +35,16 @@ void nd_err_clear(nd_err *e);
  * Returns -1, for "return nd_err_set(...)". */
 int nd_err_set(nd_err *e, const char *file, uint64_t off, uint64_t line,
     const char *fmt, ...) ND_PRINTF(5, 6);
+/* "FILE:LINE: message" and "FILE: byte OFF: message", the two places an
+ * input error names (file, line and off kept too). */
+int nd_err_line(nd_err *e, const char *file, uint64_t line,
+    const char *fmt, ...) ND_PRINTF(4, 5);
+int nd_err_vline(nd_err *e, const char *file, uint64_t line,
+    const char *fmt, va_list ap);
+int nd_err_byte(nd_err *e, const char *file, uint64_t off,
+    const char *fmt, ...) ND_PRINTF(4, 5);
+int nd_err_vbyte(nd_err *e, const char *file, uint64_t off,
+    const char *fmt, va_list ap);
 /* The same with ": strerror(errno)" appended. */
 int nd_err_errno(nd_err *e, const char *file, const char *fmt, ...)
     ND_PRINTF(3, 4);

@@ -116,9 +116,8 @@ nd_lines_next(nd_lines *lr, size_t *len, int *nonl)
 toolong:
 	if (lr->lineno == 0 && nd_lines_foreign(lr))
 		return NULL;
-	nd_err_set(&lr->err, nd_in_name(lr->in), ND_ERR_NONE, lr->lineno + 1,
-	    "%s:%llu: line longer than %zu bytes", nd_in_name(lr->in),
-	    (unsigned long long)lr->lineno + 1, lr->max);
+	nd_err_line(&lr->err, nd_in_name(lr->in), lr->lineno + 1,
+	    "line longer than %zu bytes", lr->max);
 	return NULL;
 }
 

@@ -2,7 +2,6 @@
 #include "nd_in.h"
 #include "nd_util.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,20 +94,6 @@ typedef struct reader {
 	unsigned count;		/* partials read */
 } reader;
 
-/* The reader's error, the whole message given ("FILE:LINE: ..."). */
-static void ND_PRINTF(2, 3)
-rfail(reader *r, const char *fmt, ...)
-{
-	char msg[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	nd_err_set(&r->err, nd_stream_file(r->st), ND_ERR_NONE,
-	    nd_stream_lineno(r->st), "%s", msg);
-}
-
 /* reachable for the leak checker if we die */
 static reader *cur;
 
@@ -130,9 +115,9 @@ hold(reader *r, const nd_event *ev)
 static void
 cut_short(reader *r)
 {
-	rfail(r, "%s:%llu: partial results cut short: no " ND_PARTIAL_END
-	    " after this header (a --partial job failed or its output was "
-	    "truncated, or " CAUSE ")", r->file, (unsigned long long)r->line);
+	nd_err_line(&r->err, r->file, r->line, "partial results cut short: no "
+	    ND_PARTIAL_END " after this header (a --partial job failed or its "
+	    "output was truncated, or " CAUSE ")");
 }
 
 /* A partial without records says so (nd_partial.h). */
@@ -143,16 +128,16 @@ check_empty(reader *r)
 	int empty = e != NULL && e->type == ND_JTRUE;
 
 	if (r->nlines == 1 && !empty)
-		rfail(r, "%s:%llu: partial results empty: no records between "
-		    "this header and its " ND_PARTIAL_END ", which does not say "
-		    "\"empty\":true as --partial does for a rank without data "
-		    "(a --partial job failed, or the partial was edited)",
-		    r->file, (unsigned long long)r->line);
+		nd_err_line(&r->err, r->file, r->line, "partial results empty: "
+		    "no records between this header and its " ND_PARTIAL_END
+		    ", which does not say \"empty\":true as --partial does for a "
+		    "rank without data (a --partial job failed, or the partial "
+		    "was edited)");
 	if (r->nlines > 1 && e != NULL)
-		rfail(r, "%s:%llu: partial results mixed: " ND_PARTIAL_END
-		    " says \"empty\" of the partial begun at line %llu, which "
-		    "has %zu records: " CAUSE, nd_stream_file(r->st),
-		    (unsigned long long)nd_stream_lineno(r->st),
+		nd_err_line(&r->err, nd_stream_file(r->st),
+		    nd_stream_lineno(r->st), "partial results mixed: "
+		    ND_PARTIAL_END " says \"empty\" of the partial begun at line "
+		    "%llu, which has %zu records: " CAUSE,
 		    (unsigned long long)r->line, r->nlines - 1);
 }
 
@@ -172,16 +157,15 @@ close_partial(reader *r, nd_partial_fn fn, void *ctx)
 	if (nd_stream_failed(st))
 		return;
 	if (want < 0 || (uint64_t)want != r->nlines - 1)
-		rfail(r, "%s:%llu: partial results mixed: " ND_PARTIAL_END
-		    " counts %lld records, the partial begun at line %llu has "
-		    "%zu: " CAUSE, nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), (long long)want,
-		    (unsigned long long)r->line, r->nlines - 1);
+		nd_err_line(&r->err, nd_stream_file(st), nd_stream_lineno(st),
+		    "partial results mixed: " ND_PARTIAL_END " counts %lld "
+		    "records, the partial begun at line %llu has %zu: " CAUSE,
+		    (long long)want, (unsigned long long)r->line,
+		    r->nlines - 1);
 	else if (sv->len != 66 || memcmp(sv->raw + 1, hex, 64) != 0)
-		rfail(r, "%s:%llu: partial results mixed: the sha256 of "
-		    ND_PARTIAL_END " is not that of the partial begun at line "
-		    "%llu: " CAUSE, nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st),
+		nd_err_line(&r->err, nd_stream_file(st), nd_stream_lineno(st),
+		    "partial results mixed: the sha256 of " ND_PARTIAL_END " is "
+		    "not that of the partial begun at line %llu: " CAUSE,
 		    (unsigned long long)r->line);
 	else
 		check_empty(r);
@@ -226,19 +210,17 @@ open_partial(reader *r, const char *header)
 	int64_t ver;
 
 	if (r->open) {
-		rfail(r, "%s:%llu: partial results mixed: a %s header inside "
-		    "the partial begun at line %llu: " CAUSE,
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), header,
+		nd_err_line(&r->err, nd_stream_file(st), nd_stream_lineno(st),
+		    "partial results mixed: a %s header inside the partial "
+		    "begun at line %llu: " CAUSE, header,
 		    (unsigned long long)r->line);
 		return;
 	}
 	if (v == NULL || v->type != ND_JNUM || nd_json_int(v, &ver) != 0 ||
 	    ver != ND_PARTIAL_VERSION) {
-		rfail(r, "%s:%llu: %s of another format (version %.*s, not "
-		    "%d): make the partial results again with this %s",
-		    nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), header,
+		nd_err_line(&r->err, nd_stream_file(st), nd_stream_lineno(st),
+		    "%s of another format (version %.*s, not %d): make the "
+		    "partial results again with this %s", header,
 		    v != NULL ? (int)v->len : 1, v != NULL ? v->raw : "1",
 		    ND_PARTIAL_VERSION, nd_progname);
 		return;
@@ -258,10 +240,11 @@ inputs_read(reader *r, const char *header, int to)
 {
 	for (int i = r->in; i < to && r->err.code == 0; i++)
 		if (i >= 0 && (i > r->in || r->inparts == 0))
-			rfail(r, "%s: no partial results in it (no %s header): "
-			    "its --partial job failed, or it is not the output "
-			    "of %s --partial", nd_in_path_name(r->paths[i]),
-			    header, nd_progname);
+			nd_err_set(&r->err, nd_in_path_name(r->paths[i]),
+			    ND_ERR_NONE, ND_ERR_NONE, "%s: no partial results "
+			    "in it (no %s header): its --partial job failed, or "
+			    "it is not the output of %s --partial",
+			    nd_in_path_name(r->paths[i]), header, nd_progname);
 	r->in = to;
 	r->inparts = 0;
 }
@@ -274,7 +257,7 @@ read_record(reader *r, const char *header, const char *const *body,
 {
 	nd_stream *st = r->st;
 	const nd_event *ev = &r->ev;
-	unsigned long long line = nd_stream_lineno(st);
+	uint64_t line = nd_stream_lineno(st);
 	const char *file = nd_stream_file(st);
 
 	/* a partial ends in the file it began in */
@@ -288,9 +271,9 @@ read_record(reader *r, const char *header, const char *const *body,
 		open_partial(r, header);
 	else if (nd_str_eq(ev->type_name, ND_PARTIAL_END)) {
 		if (!r->open) {
-			rfail(r, "%s:%llu: partial results mixed: a "
-			    ND_PARTIAL_END " without its %s header: " CAUSE,
-			    file, line, header);
+			nd_err_line(&r->err, file, line, "partial results "
+			    "mixed: a " ND_PARTIAL_END " without its %s header: "
+			    CAUSE, header);
 			return;
 		}
 		close_partial(r, fn, ctx);
@@ -298,20 +281,20 @@ read_record(reader *r, const char *header, const char *const *body,
 		r->inparts++;
 	} else if (is_body(ev, body, nbody)) {
 		if (!r->open)
-			rfail(r, "%s:%llu: partial results mixed: a %.*s record "
-			    "outside a partial (no %s header before it): "
-			    CAUSE, file, line, (int)ev->type_name.n,
+			nd_err_line(&r->err, file, line, "partial results "
+			    "mixed: a %.*s record outside a partial (no %s "
+			    "header before it): " CAUSE, (int)ev->type_name.n,
 			    ev->type_name.p, header);
 		else
 			hold(r, ev);
 	} else if (r->open)
-		rfail(r, "%s:%llu: partial results mixed: a %.*s record "
-		    "inside the partial begun at line %llu: " CAUSE, file,
-		    line, (int)ev->type_name.n, ev->type_name.p,
+		nd_err_line(&r->err, file, line, "partial results mixed: a %.*s "
+		    "record inside the partial begun at line %llu: " CAUSE,
+		    (int)ev->type_name.n, ev->type_name.p,
 		    (unsigned long long)r->line);
 	else if (ev->type != ND_EV_META && ev->type != ND_EV_END)
-		rfail(r, "%s:%llu: --merge reads the output of %s --partial, "
-		    "not %.*s records", file, line, nd_progname,
+		nd_err_line(&r->err, file, line, "--merge reads the output of "
+		    "%s --partial, not %.*s records", nd_progname,
 		    (int)ev->type_name.n, ev->type_name.p);
 }
 

@@ -139,12 +139,10 @@ count_dur(nd_stream *st, const nd_event *ev)
 {
 	st->durs += (uint64_t)ev->dur_ns;
 	if (st->durs > (uint64_t)ND_SUM_MAX)
-		return nd_err_set(&st->err, nd_in_name(st->in), ND_ERR_NONE,
-		    nd_lines_lineno(st->lr), "%s:%llu: %.*s record: "
-		    "\"dur_ns\" is %lld, and the durations of the input add up "
-		    "past 2^60 (36 years in ns)", nd_in_name(st->in),
-		    (unsigned long long)nd_lines_lineno(st->lr),
-		    (int)ev->type_name.n, ev->type_name.p,
+		return nd_err_line(&st->err, nd_in_name(st->in),
+		    nd_lines_lineno(st->lr), "%.*s record: \"dur_ns\" is "
+		    "%lld, and the durations of the input add up past 2^60 "
+		    "(36 years in ns)", (int)ev->type_name.n, ev->type_name.p,
 		    (long long)ev->dur_ns);
 	return 0;
 }
@@ -156,23 +154,20 @@ bad_line(nd_stream *st, const nd_everr *err, int nonl)
 {
 	const char *name = nd_in_name(st->in);
 	uint64_t line = nd_lines_lineno(st->lr);
-	unsigned long long ln = (unsigned long long)line;
 	const char *cut = nonl ? "truncated last line: " : "";
 
 	if (err == NULL && st->hint_what != NULL)
-		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s "
-		    "(empty line): %s", name, ln, st->hint_what, st->hint_why);
+		nd_err_line(&st->err, name, line, "%s (empty line): %s",
+		    st->hint_what, st->hint_why);
 	else if (err == NULL)
-		nd_err_set(&st->err, name, ND_ERR_NONE, line,
-		    "%s:%llu: empty line", name, ln);
+		nd_err_line(&st->err, name, line, "empty line");
 	else if (st->hint_what != NULL)
-		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s (%s%s "
-		    "at byte %zu of the line): %s", name, ln, st->hint_what,
-		    cut, err->msg, err->off + 1, st->hint_why);
+		nd_err_line(&st->err, name, line, "%s (%s%s at byte %zu of the "
+		    "line): %s", st->hint_what, cut, err->msg, err->off + 1,
+		    st->hint_why);
 	else
-		nd_err_set(&st->err, name, ND_ERR_NONE, line, "%s:%llu: %s%s (at "
-		    "byte %zu of the line)", name, ln, cut, err->msg,
-		    err->off + 1);
+		nd_err_line(&st->err, name, line, "%s%s (at byte %zu of the "
+		    "line)", cut, err->msg, err->off + 1);
 	return 0;
 }
 
@@ -316,15 +311,13 @@ nd_stream_close(nd_stream *st)
 int
 nd_stream_fail(nd_stream *st, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	nd_err_vline(&st->err, nd_stream_file(st), nd_stream_lineno(st), fmt,
+	    ap);
 	va_end(ap);
-	return nd_err_set(&st->err, nd_stream_file(st), ND_ERR_NONE,
-	    nd_stream_lineno(st), "%s:%llu: %s", nd_stream_file(st),
-	    (unsigned long long)nd_stream_lineno(st), msg);
+	return -1;
 }
 
 void

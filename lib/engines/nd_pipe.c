@@ -1238,9 +1238,8 @@ nd_pipe_partial_write(nd_pipe *p, nd_pipe_line_fn *fn, void *ctx)
 static void
 part_fail(const nd_pipe *p, const nd_event *ev, const char *key)
 {
-	nd_err_set(p->perr, p->pfile, ND_ERR_NONE, p->pline, "%s:%llu: %.*s "
-	    "record without a valid \"%s\"", p->pfile != NULL ? p->pfile :
-	    "-", (unsigned long long)p->pline, (int)ev->type_name.n,
+	nd_err_line(p->perr, p->pfile != NULL ? p->pfile : "-", p->pline,
+	    "%.*s record without a valid \"%s\"", (int)ev->type_name.n,
 	    ev->type_name.p, key);
 }
 
@@ -1282,10 +1281,9 @@ part_source(nd_pipe *p, const nd_event *ev)
 	if (part_failed(p))
 		return UINT32_MAX;
 	if (decl ? s != p->psrc : s < 0 || s >= p->psrc) {
-		nd_err_set(p->perr, p->pfile, ND_ERR_NONE, p->pline, "%s:%llu: "
-		    "%.*s record of \"src\" %lld: %s %lu pipe_source records "
-		    "before it", p->pfile != NULL ? p->pfile : "-",
-		    (unsigned long long)p->pline, (int)ev->type_name.n,
+		nd_err_line(p->perr, p->pfile != NULL ? p->pfile : "-",
+		    p->pline, "%.*s record of \"src\" %lld: %s %lu "
+		    "pipe_source records before it", (int)ev->type_name.n,
 		    ev->type_name.p, (long long)s, decl ? "the sources of a "
 		    "partial are numbered in order, and it has" :
 		    "not a source of its partial, which has",

@@ -85,16 +85,12 @@ nd_chrome_offset(const nd_chrome *c, const char *p)
 	return c->base + (uint64_t)(p - c->buf);
 }
 
+/* Offsets are 0-based here and 1-based in messages. */
 static int
 verror(const nd_chrome *c, nd_err *e, uint64_t off, const char *fmt,
     va_list ap)
 {
-	char msg[1024];
-
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	return nd_err_set(e, nd_in_name(c->in), off + 1, ND_ERR_NONE,
-	    "%s: byte %llu: %s", nd_in_name(c->in),
-	    (unsigned long long)off + 1, msg);
+	return nd_err_vbyte(e, nd_in_name(c->in), off + 1, fmt, ap);
 }
 
 int
@@ -115,8 +111,17 @@ nd_chrome_err(const nd_chrome *c)
 	return c->err.code != 0 ? &c->err : NULL;
 }
 
-/* The reader's error at offset off: the document ends there (no more
- * input, nd_chrome_next returns ND_CHROME_END).  Returns -1. */
+/* After an error the document ends: no more input, and nd_chrome_next
+ * returns ND_CHROME_END. */
+static void
+end_document(nd_chrome *c)
+{
+	c->eof = 1;
+	c->pos = c->len;
+	c->state = S_END;
+}
+
+/* The reader's error at offset off.  Returns -1. */
 static int ND_PRINTF(3, 4)
 fail(nd_chrome *c, uint64_t off, const char *fmt, ...)
 {
@@ -125,9 +130,7 @@ fail(nd_chrome *c, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	verror(c, &c->err, off, fmt, ap);
 	va_end(ap);
-	c->eof = 1;
-	c->pos = c->len;
-	c->state = S_END;
+	end_document(c);
 	return -1;
 }
 
@@ -155,9 +158,7 @@ more(nd_chrome *c)
 
 		if (r == 0 && nd_in_err(c->in) != NULL) {
 			nd_err_copy(&c->err, nd_in_err(c->in));
-			c->eof = 1;
-			c->pos = c->len;
-			c->state = S_END;
+			end_document(c);
 			return;
 		}
 		if (r == 0)

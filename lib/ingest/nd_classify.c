@@ -305,30 +305,28 @@ parse_rule(char *line, const char *path, size_t lineno, struct rule *r,
 			*p++ = '\0';
 	}
 	if (ncol != NCOL)
-		return nd_err_set(err, path, ND_ERR_NONE, lineno, "%s:%zu: "
-		    "expected %d tab-separated columns (class family name "
-		    "long_name cat process thread), found %d", path, lineno,
-		    NCOL, ncol);
+		return nd_err_line(err, path, lineno, "expected %d "
+		    "tab-separated columns (class family name long_name cat "
+		    "process thread), found %d", NCOL, ncol);
 	if (strcmp(col[0], "*") != 0) {
 		for (i = 0; classes[i] != NULL; i++)
 			if (strcmp(col[0], classes[i]) == 0)
 				r->cls = classes[i];
 		if (r->cls == NULL)
-			return nd_err_set(err, path, ND_ERR_NONE, lineno,
-			    "%s:%zu: unknown class '%s' (expected compute, "
-			    "communication, memory, host, stall, other or *)",
-			    path, lineno, col[0]);
+			return nd_err_line(err, path, lineno, "unknown class "
+			    "'%s' (expected compute, communication, memory, "
+			    "host, stall, other or *)", col[0]);
 	}
 	if (strcmp(col[1], "*") != 0) {
 		if (!valid_family(col[1]))
-			return nd_err_set(err, path, ND_ERR_NONE, lineno,
-			    "%s:%zu: invalid family '%s' (use letters, digits, "
-			    "'-', '_' and '.')", path, lineno, col[1]);
+			return nd_err_line(err, path, lineno, "invalid family "
+			    "'%s' (use letters, digits, '-', '_' and '.')",
+			    col[1]);
 		r->family = nd_xstrdup(col[1]);
 	}
 	if (r->cls == NULL && r->family == NULL)
-		return nd_err_set(err, path, ND_ERR_NONE, lineno, "%s:%zu: rule "
-		    "gives neither a class nor a family", path, lineno);
+		return nd_err_line(err, path, lineno, "rule gives neither a "
+		    "class nor a family");
 	for (i = 0; i < NFIELD; i++) {
 		const char *pat = col[2 + i];
 
@@ -339,9 +337,8 @@ parse_rule(char *line, const char *path, size_t lineno, struct rule *r,
 			char msg[256];
 
 			regerror(e, &r->re[i], msg, sizeof msg);
-			return nd_err_set(err, path, ND_ERR_NONE, lineno,
-			    "%s:%zu: bad regex in column %s: '%s': %s", path,
-			    lineno, colname[2 + i], pat, msg);
+			return nd_err_line(err, path, lineno, "bad regex in "
+			    "column %s: '%s': %s", colname[2 + i], pat, msg);
 		}
 		r->pat[i] = nd_xstrdup(pat);
 	}
@@ -372,8 +369,7 @@ add_line(nd_rules *rs, char *line, size_t len, const char *path,
 		return 0;
 	}
 	if (memchr(line, '\0', len) != NULL)
-		return nd_err_set(err, path, ND_ERR_NONE, lineno,
-		    "%s:%zu: NUL byte in rule", path, lineno);
+		return nd_err_line(err, path, lineno, "NUL byte in rule");
 	nd_grow(&rs->rules, &rs->cap, rs->n + 1, sizeof *rs->rules);
 	rc = parse_rule(line, path, lineno, &rs->rules[rs->n], err);
 	if (rc == 0 && comment->len > 0) {

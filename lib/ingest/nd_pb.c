@@ -57,8 +57,7 @@ nd_pb_fail(nd_pb *r, const void *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	nd_err_set(r->err, r->name, nd_pb_off(r, at), ND_ERR_NONE,
-	    "%s: byte %zu: %s%s", r->name, nd_pb_off(r, at), msg,
+	nd_err_byte(r->err, r->name, nd_pb_off(r, at), "%s%s", msg,
 	    looks_utf8_mangled(r) ? " (the file looks re-encoded as UTF-8 "
 	    "text: its binary bytes were replaced by U+FFFD)" : "");
 }

@@ -2092,9 +2092,9 @@ refuse_json(const char *name, const unsigned char *p, size_t n, nd_err *err)
 	if (j >= n || p[j] == '"' || p[j] == '}' || p[j] == ']' ||
 	    p[j] == '{' || p[j] == '[' || p[j] == '-' ||
 	    (p[j] >= '0' && p[j] <= '9'))
-		return nd_err_set(err, name, i, ND_ERR_NONE, "%s: byte %zu: "
-		    "this is JSON text (a Chrome or Perfetto trace?), not an "
-		    "XPlane protobuf: use chrome2ndjson", name, i);
+		return nd_err_byte(err, name, i, "this is JSON text (a Chrome "
+		    "or Perfetto trace?), not an XPlane protobuf: use "
+		    "chrome2ndjson");
 	return 0;
 }
 
@@ -2201,9 +2201,8 @@ validate(struct src *s, struct input *x, nd_err *err)
 	s->xs = nd_xspace_open(x->p, x->n, x->name);
 	if (nd_xspace_err(s->xs) == NULL && x->cut)
 		/* cannot happen: the walk stops at that field */
-		return nd_err_set(err, x->name, x->tally.pos, ND_ERR_NONE,
-		    "%s: byte %zu: invalid XSpace field", x->name,
-		    x->tally.pos);
+		return nd_err_byte(err, x->name, x->tally.pos,
+		    "invalid XSpace field");
 	if (nd_xspace_err(s->xs) != NULL || scan_headers(s) != 0 ||
 	    find_start(s, &start, &s->has_start) != 0)
 		goto fail;
