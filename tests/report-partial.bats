@@ -82,7 +82,7 @@ same() {
 	run jq -r '.steps.count' merged.out
 	assert_output "$(trace-report --json tpu.ndjson g1.ndjson | jq -r '.steps.count')"
 	run bash -c "head -n 1 p0.$BATS_TEST_NUMBER | jq -r '[.type, .version, .report, .collect, .sources] | @tsv'"
-	assert_output "report_partial	2	1	--device 'A100' --peak-tflops 100 --peak-gbps 900	1"
+	assert_output "report_partial	2	2	--device 'A100' --peak-tflops 100 --peak-gbps 900	1"
 }
 
 @test "--html: ops alike but for their name are drawn in name order, whatever order the names came in" {
@@ -107,10 +107,10 @@ EOF
 	run trace-report --merge a.part b.part
 	assert_failure 2
 	assert_output "trace-report: b.part:1: partial results made with --step-regex 'Profiler.*' cannot be merged with partial results made with no collection options"
-	head -n -1 a.part | sed '1s/"report":1/"report":7/' | $F > c.part
+	head -n -1 a.part | sed '1s/"report":2/"report":7/' | $F > c.part
 	run trace-report --merge c.part
 	assert_failure 2
-	assert_output "trace-report: c.part:1: report_partial of another format (report 7, not 1): make the partial results again with this trace-report"
+	assert_output "trace-report: c.part:1: report_partial of another format (report 7, not 2): make the partial results again with this trace-report"
 	sed '1s/"version":2/"version":3/' a.part > d.part
 	run trace-report --merge d.part
 	assert_failure 2
@@ -119,10 +119,11 @@ EOF
 	run trace-report --merge a.part e.part
 	assert_failure 2
 	assert_output --partial "trace-report: e.part:1: partial results cut short: no partial_end after this header"
-	head -n -1 a.part | sed '3s/"has_gap":[0-9]*/"has_gap":"x"/' | $F > f.part
+	n=$(grep -n '"type":"rp_gapmax"' a.part | cut -d: -f1)
+	head -n -1 a.part | sed "${n}s/\"gap_max\":[0-9]*/\"gap_max\":\"x\"/" | $F > f.part
 	run trace-report --merge f.part
 	assert_failure 2
-	assert_output 'trace-report: f.part:3: rp_run record without a valid "has_gap"'
+	assert_output "trace-report: f.part:$n: rp_gapmax record without a valid \"gap_max\""
 	# a step of a device the partial does not have (it has 4: 0..3)
 	trace-report --partial tpu.ndjson > t.part
 	n=$(grep -n '"type":"step_dev"' t.part | head -n 1 | cut -d: -f1)

@@ -344,7 +344,113 @@ nd_partial_read(char **paths, int n, const char *header,
 	return count;
 }
 
+nd_jw *
+nd_partial_rec(nd_partial_w *pw, nd_jw *w, const char *type)
+{
+	nd_jw_init(w, nd_out_buf(pw->o));
+	nd_jw_obj(w);
+	nd_jw_kcstr(w, "type", type);
+	return w;
+}
+
+void
+nd_partial_rec_end(nd_partial_w *pw, nd_jw *w)
+{
+	nd_jw_obj_end(w);
+	nd_buf_addc(nd_out_buf(pw->o), '\n');
+	nd_partial_commit(pw);
+}
+
 /* ---- for the callback ---- */
+
+void
+nd_partial_bad(nd_stream *st, const nd_event *ev, const char *key)
+{
+	nd_stream_fail(st, "%.*s record without a valid \"%s\"",
+	    (int)ev->type_name.n, ev->type_name.p, key);
+}
+
+int64_t
+nd_partial_int(nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+	int64_t x = 0;
+
+	if (v == NULL || nd_json_int(v, &x) != 0) {
+		nd_partial_bad(st, ev, key);
+		return 0;
+	}
+	return x;
+}
+
+uint64_t
+nd_partial_count(nd_stream *st, const nd_event *ev, const char *key)
+{
+	int64_t x = nd_partial_int(st, ev, key);
+
+	if (x < 0) {
+		nd_partial_bad(st, ev, key);
+		return 0;
+	}
+	return (uint64_t)x;
+}
+
+int64_t
+nd_partial_time(nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+	int64_t x = 0;
+
+	if (v == NULL || nd_json_int64(v, &x) != 0 || x > INT64_MAX / 2 ||
+	    x < INT64_MIN / 2) {
+		nd_partial_bad(st, ev, key);
+		return 0;
+	}
+	return x;
+}
+
+int64_t
+nd_partial_isum(nd_stream *st, const nd_event *ev, const char *key)
+{
+	return nd_partial_sum(key, nd_partial_int(st, ev, key));
+}
+
+uint64_t
+nd_partial_usum(nd_stream *st, const nd_event *ev, const char *key)
+{
+	return (uint64_t)nd_partial_sum(key,
+	    (int64_t)nd_partial_count(st, ev, key));
+}
+
+char *
+nd_partial_str(nd_stream *st, const nd_event *ev, const char *key)
+{
+	const nd_jval *v = nd_event_get(ev, key);
+	nd_buf b = ND_BUF_INIT;
+
+	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL)) {
+		nd_partial_bad(st, ev, key);
+		return NULL;
+	}
+	if (v->type == ND_JNULL)
+		return NULL;
+	nd_json_unescape(v, &b);
+	nd_buf_addc(&b, '\0');
+	return b.p;
+}
+
+uint32_t
+nd_partial_index(nd_stream *st, const nd_event *ev, const char *key,
+    uint32_t base, uint32_t n)
+{
+	int64_t x = nd_partial_int(st, ev, key);
+
+	if (x < 0 || (uint64_t)x >= n || (uint64_t)x + base > UINT32_MAX) {
+		nd_partial_bad(st, ev, key);
+		return base;
+	}
+	return base + (uint32_t)x;
+}
 
 int64_t
 nd_partial_sum(const char *key, int64_t v)

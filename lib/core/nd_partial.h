@@ -67,6 +67,11 @@ void nd_partial_commit(nd_partial_w *pw);
 /* Write the trailer ("empty":true when no record was committed) and
  * commit it. */
 void nd_partial_end(nd_partial_w *pw);
+/* A body record: nd_partial_rec opens it in w as {"type":TYPE and returns
+ * w for its members; nd_partial_rec_end closes it, ends the line and
+ * commits it. */
+nd_jw *nd_partial_rec(nd_partial_w *pw, nd_jw *w, const char *type);
+void nd_partial_rec_end(nd_partial_w *pw, nd_jw *w);
 
 /* The option rules of --partial and --merge, in one wording for every
  * program.  collect: the options a run takes that --merge reads from the
@@ -124,6 +129,28 @@ uint64_t nd_partial_records(void);
 typedef int nd_partial_ok_fn(const nd_event *rec);
 void nd_partial_record(const char *key, const char *text, size_t len,
     nd_partial_ok_fn *ok, const char *what);
+/* The members of a body record, for a reader: a member missing or out of
+ * range is the stream's error "TYPE record without a valid \"KEY\""
+ * (nd_partial_bad: nd_stream_fail), after which the getters give 0 or NULL
+ * and the reader returns without using what it read.
+ *   nd_partial_int    an integer within +-2^53, as the stream's times and
+ *                     durations; nd_partial_count the same, >= 0
+ *   nd_partial_time   an end time (a time plus a duration), within +-2^62
+ *   nd_partial_isum   nd_partial_int and nd_partial_count of a figure the
+ *   nd_partial_usum   merge adds up (nd_partial_sum)
+ *   nd_partial_str    a string (newly allocated) or null (NULL)
+ *   nd_partial_index  base + x for an integer x in [0, n) */
+void nd_partial_bad(nd_stream *st, const nd_event *ev, const char *key);
+int64_t nd_partial_int(nd_stream *st, const nd_event *ev, const char *key);
+uint64_t nd_partial_count(nd_stream *st, const nd_event *ev,
+    const char *key);
+int64_t nd_partial_time(nd_stream *st, const nd_event *ev, const char *key);
+int64_t nd_partial_isum(nd_stream *st, const nd_event *ev, const char *key);
+uint64_t nd_partial_usum(nd_stream *st, const nd_event *ev, const char *key);
+char *nd_partial_str(nd_stream *st, const nd_event *ev, const char *key);
+uint32_t nd_partial_index(nd_stream *st, const nd_event *ev, const char *key,
+    uint32_t base, uint32_t n);
+
 /* Records a filter passes through (ndtrace(7)): meta and other types, not
  * span, instant, counter, flow or end.  An nd_partial_ok_fn. */
 int nd_partial_passed(const nd_event *rec);

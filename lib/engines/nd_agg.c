@@ -386,3 +386,52 @@ nd_agg_ex_free(nd_agg_ex *ex)
 	free(ex->json);
 	memset(ex, 0, sizeof *ex);
 }
+
+void
+nd_agg_write_partial(nd_agg *a, const char *type, nd_partial_w *pw)
+{
+	uint32_t n = nd_agg_count(a);
+	nd_jw w;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const nd_agg_row *row = nd_agg_row_of(a, i);
+		size_t kn;
+		const char *k = nd_agg_key(a, i, &kn);
+
+		if (row->count == 0)
+			continue;
+		nd_partial_rec(pw, &w, type);
+		nd_jw_key(&w, "key");
+		nd_aggkey_json(&w, k, kn);
+		nd_agg_row_json(&w, row);
+		nd_partial_rec_end(pw, &w);
+	}
+}
+
+void
+nd_agg_read_partial(nd_agg *a, nd_stream *st, const nd_event *ev,
+    size_t minkey)
+{
+	const char *what = "hist";
+	nd_buf key = ND_BUF_INIT;
+	nd_agg_row tmp;
+
+	if (nd_aggkey_read(&key, nd_event_get(ev, "key")) != 0 ||
+	    key.len < minkey)
+		nd_partial_bad(st, ev, "key");
+	/* the figures count towards the merge's sums (before the row holds
+	 * memory) */
+	(void)nd_partial_usum(st, ev, "count");
+	(void)nd_partial_isum(st, ev, "total_ns");
+	(void)nd_partial_isum(st, ev, "self_ns");
+	(void)nd_partial_usum(st, ev, "overrun");
+	memset(&tmp, 0, sizeof tmp);
+	if (!nd_stream_failed(st) && nd_agg_row_read(&tmp, ev, &what) != 0)
+		nd_partial_bad(st, ev, what);
+	if (!nd_stream_failed(st))
+		nd_agg_merge(nd_agg_row_of(a, nd_agg_id(a, key.p, key.len)),
+		    &tmp);
+	nd_hist_free(&tmp.hist);
+	nd_agg_ex_free(&tmp.ex);
+	nd_buf_free(&key);
+}

@@ -28,6 +28,7 @@
 #include "nd_hist.h"
 #include "nd_json.h"
 #include "nd_nest.h"
+#include "nd_partial.h"
 #include "nd_scan.h"	/* nd_scan feeds these tables */
 #include "nd_stream.h"
 #include "nd_util.h"
@@ -96,6 +97,14 @@ int nd_aggkey_read(nd_buf *k, const nd_jval *arr);
  * zeroed row: 0, or -1 with *bad the member missing or malformed. */
 void nd_agg_row_json(nd_jw *w, const nd_agg_row *r);
 int nd_agg_row_read(nd_agg_row *r, const nd_event *ev, const char **bad);
+
+/* Partial results (nd_partial): a record of type TYPE a row with figures
+ * (its key and nd_agg_row_json's members), in id order; and a record of
+ * those added back to its key's row.  A record it refuses (a key of fewer
+ * than minkey bytes, or malformed) is the stream's error (nd_partial.h). */
+void nd_agg_write_partial(nd_agg *a, const char *type, nd_partial_w *pw);
+void nd_agg_read_partial(nd_agg *a, nd_stream *st, const nd_event *ev,
+    size_t minkey);
 
 /* dst += src, all figures and the example. */
 void nd_agg_merge(nd_agg_row *dst, const nd_agg_row *src);

@@ -445,20 +445,79 @@ nd_launch_totals(const nd_launch *l, nd_launch_sum *s)
 	*s = l->sum;
 }
 
-void
-nd_launch_merge_row(nd_launch *l, int which, const char *name, uint64_t ops,
-    int64_t ns)
-{
-	fig_add(l, which, name == NULL ? NONE : nd_intern_id(l->names, name,
-	    strlen(name)), ops, ns);
-}
+const char *const nd_launch_partial_types[] = { "launch_sum", "launch_row" };
+const size_t nd_launch_partial_ntypes = 2;
 
 void
-nd_launch_merge_sum(nd_launch *l, const nd_launch_sum *s)
+nd_launch_write_partial(nd_launch *l, nd_partial_w *pw)
 {
-	l->sum.ops += s->ops;
-	l->sum.ns += s->ns;
-	l->sum.unmatched_ops += s->unmatched_ops;
-	l->sum.unmatched_ns += s->unmatched_ns;
-	l->sum.unplaced += s->unplaced;
+	nd_jw w;
+
+	nd_partial_rec(pw, &w, "launch_sum");
+	nd_jw_kint(&w, "ops", (int64_t)l->sum.ops);
+	nd_jw_kint(&w, "ns", l->sum.ns);
+	nd_jw_kint(&w, "unmatched_ops", (int64_t)l->sum.unmatched_ops);
+	nd_jw_kint(&w, "unmatched_ns", l->sum.unmatched_ns);
+	nd_jw_kint(&w, "unplaced", (int64_t)l->sum.unplaced);
+	nd_partial_rec_end(pw, &w);
+	for (int which = 0; which < 2; which++) {
+		const nd_launch_row *row;
+		size_t m = nd_launch_rows(l, which, &row);
+
+		for (size_t i = 0; i < m; i++) {
+			nd_partial_rec(pw, &w, "launch_row");
+			nd_jw_kint(&w, "which", which);
+			nd_jw_key(&w, "name");
+			if (row[i].name != NULL)
+				nd_jw_cstr(&w, row[i].name);
+			else
+				nd_jw_null(&w);
+			nd_jw_kint(&w, "ops", (int64_t)row[i].ops);
+			nd_jw_kint(&w, "ns", row[i].ns);
+			nd_partial_rec_end(pw, &w);
+		}
+	}
+}
+
+int
+nd_launch_read_partial(nd_launch *l, nd_stream *st, const nd_event *ev)
+{
+	if (nd_str_eq(ev->type_name, "launch_sum")) {
+		nd_launch_sum s;
+
+		s.ops = nd_partial_usum(st, ev, "ops");
+		s.ns = nd_partial_isum(st, ev, "ns");
+		s.unmatched_ops = nd_partial_usum(st, ev, "unmatched_ops");
+		s.unmatched_ns = nd_partial_isum(st, ev, "unmatched_ns");
+		s.unplaced = nd_partial_usum(st, ev, "unplaced");
+		if (nd_stream_failed(st))
+			return 1;
+		l->sum.ops += s.ops;
+		l->sum.ns += s.ns;
+		l->sum.unmatched_ops += s.unmatched_ops;
+		l->sum.unmatched_ns += s.unmatched_ns;
+		l->sum.unplaced += s.unplaced;
+		return 1;
+	}
+	if (nd_str_eq(ev->type_name, "launch_row")) {
+		int64_t which = nd_partial_int(st, ev, "which");
+		char *name;
+		uint64_t ops;
+		int64_t ns;
+
+		if (which != ND_LAUNCH_INNER && which != ND_LAUNCH_TOP)
+			nd_partial_bad(st, ev, "which");
+		if (nd_stream_failed(st))
+			return 1;
+		name = nd_partial_str(st, ev, "name");
+		ops = nd_partial_usum(st, ev, "ops");
+		ns = nd_partial_isum(st, ev, "ns");
+		if (!nd_stream_failed(st))
+			fig_add(l, (int)which, name == NULL ? NONE :
+			    nd_intern_id(l->names, name, strlen(name)), ops,
+			    ns);
+		free(name);
+		return 1;
+	}
+	return 0;
 }

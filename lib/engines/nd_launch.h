@@ -36,6 +36,7 @@
 #define ND_LAUNCH_H
 
 #include "nd_event.h"
+#include "nd_partial.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -73,10 +74,14 @@ void nd_launch_end_source(nd_launch *l);
  * next nd_launch_add. */
 size_t nd_launch_rows(nd_launch *l, int which, const nd_launch_row **rows);
 void nd_launch_totals(const nd_launch *l, nd_launch_sum *s);
-/* Partial results: add a row (name NULL: the row of no op) and totals as
- * read back from the rows and totals of another nd_launch. */
-void nd_launch_merge_row(nd_launch *l, int which, const char *name,
-    uint64_t ops, int64_t ns);
-void nd_launch_merge_sum(nd_launch *l, const nd_launch_sum *s);
+/* Partial results (nd_partial): the totals, a launch_sum record, then a
+ * launch_row record a row.  nd_launch_read_partial adds such a record of
+ * another nd_launch back and returns 1, or returns 0 for a record of
+ * another type; a record it refuses is the stream's error (nd_partial.h).
+ * The rows come back in any order: nd_launch_rows sorts them. */
+extern const char *const nd_launch_partial_types[];
+extern const size_t nd_launch_partial_ntypes;
+void nd_launch_write_partial(nd_launch *l, nd_partial_w *pw);
+int nd_launch_read_partial(nd_launch *l, nd_stream *st, const nd_event *ev);
 
 #endif

@@ -447,11 +447,6 @@ nd_roofline_sum_json(nd_jw *w, const nd_roofline_sum *sum)
 
 /* ---- partial results ---- */
 
-size_t
-nd_roofline_groups(const nd_roofline *r)
-{
-	return nd_intern_count(r->keys);
-}
 
 static void
 put_x(nd_jw *w, const char *key, const uint64_t x[2])
@@ -480,8 +475,8 @@ get_x(const nd_event *ev, const char *key, uint64_t x[2])
 	return 0;
 }
 
-void
-nd_roofline_group_json(const nd_roofline *r, size_t i, nd_jw *w)
+static void
+group_json(const nd_roofline *r, size_t i, nd_jw *w)
 {
 	const nd_roofline_row *x = &r->rows[i];
 	size_t kl;
@@ -559,8 +554,8 @@ row_merge(nd_roofline *r, nd_roofline_row *dst, const nd_roofline_row *src)
 	dst->bytes_r += src->bytes_r;
 }
 
-int
-nd_roofline_group_read(nd_roofline *r, const nd_event *ev)
+static int
+group_read(nd_roofline *r, const nd_event *ev)
 {
 	const nd_jval *cls = nd_event_get(ev, "cls");
 	const nd_jval *dn = nd_event_get(ev, "device_name");
@@ -616,8 +611,8 @@ nd_roofline_group_read(nd_roofline *r, const nd_event *ev)
 	return 0;
 }
 
-void
-nd_roofline_state_json(const nd_roofline *r, nd_jw *w)
+static void
+state_json(const nd_roofline *r, nd_jw *w)
 {
 	nd_jw_kbool(w, "roof_dev_flops", r->dev_flops);
 	nd_jw_kbool(w, "roof_host_flops", r->host_flops);
@@ -625,8 +620,8 @@ nd_roofline_state_json(const nd_roofline *r, nd_jw *w)
 	nd_jw_kuint(w, "roof_sources", r->sources);
 }
 
-int
-nd_roofline_state_read(nd_roofline *r, const nd_event *ev)
+static int
+state_read(nd_roofline *r, const nd_event *ev)
 {
 	int64_t n;
 	const nd_jval *v;
@@ -642,6 +637,44 @@ nd_roofline_state_read(nd_roofline *r, const nd_event *ev)
 	r->dev_spans |= (v = nd_event_get(ev, "roof_dev_spans")) != NULL &&
 	    v->type == ND_JTRUE;
 	return 0;
+}
+
+const char *const nd_roofline_partial_types[] = { "roof_state",
+	"roof_group" };
+const size_t nd_roofline_partial_ntypes = 2;
+
+void
+nd_roofline_write_partial(const nd_roofline *r, nd_partial_w *pw)
+{
+	nd_jw w;
+
+	state_json(r, nd_partial_rec(pw, &w, "roof_state"));
+	nd_partial_rec_end(pw, &w);
+	for (size_t i = 0; i < nd_intern_count(r->keys); i++) {
+		group_json(r, i, nd_partial_rec(pw, &w, "roof_group"));
+		nd_partial_rec_end(pw, &w);
+	}
+}
+
+int
+nd_roofline_read_partial(nd_roofline *r, nd_stream *st, const nd_event *ev)
+{
+	static const char *const sum[] = { "count", "total_ns",
+	    "flops_count", "flops_ns", "bytes_count" };
+
+	if (nd_str_eq(ev->type_name, "roof_state")) {
+		if (state_read(r, ev) != 0)
+			nd_partial_bad(st, ev, "roof_sources");
+		return 1;
+	}
+	if (!nd_str_eq(ev->type_name, "roof_group"))
+		return 0;
+	/* the figures count towards the merge's sums */
+	for (size_t i = 0; i < sizeof sum / sizeof *sum; i++)
+		(void)nd_partial_usum(st, ev, sum[i]);
+	if (!nd_stream_failed(st) && group_read(r, ev) != 0)
+		nd_partial_bad(st, ev, "key");
+	return 1;
 }
 
 double

@@ -40,6 +40,7 @@
 #include "nd_engine.h"
 #include "nd_event.h"
 #include "nd_json.h"
+#include "nd_partial.h"
 #include "nd_stream.h"
 
 #include <stddef.h>
@@ -133,14 +134,16 @@ void nd_roofline_row_json(nd_jw *w, const nd_roofline_row *row);
  * rows). */
 void nd_roofline_sum_json(nd_jw *w, const nd_roofline_sum *sum);
 
-/* Partial results: the state of group i (< nd_roofline_groups, in the order
- * first seen) and of the whole as members of an open object, and back:
- * nd_roofline_group_read adds a group to its own (its key's group), 0 or -1
- * when malformed.  Call before nd_roofline_finish. */
-size_t nd_roofline_groups(const nd_roofline *r);
-void nd_roofline_group_json(const nd_roofline *r, size_t i, nd_jw *w);
-int nd_roofline_group_read(nd_roofline *r, const nd_event *ev);
-void nd_roofline_state_json(const nd_roofline *r, nd_jw *w);
-int nd_roofline_state_read(nd_roofline *r, const nd_event *ev);
+/* Partial results (nd_partial), before nd_roofline_finish: the state of
+ * the whole (a roof_state record), then a roof_group record a group in the
+ * order first seen.  nd_roofline_read_partial adds such a record of another
+ * nd_roofline back (a group to its key's group) and returns 1, or returns
+ * 0 for a record of another type; a record it refuses is the stream's
+ * error (nd_partial.h). */
+extern const char *const nd_roofline_partial_types[];
+extern const size_t nd_roofline_partial_ntypes;
+void nd_roofline_write_partial(const nd_roofline *r, nd_partial_w *pw);
+int nd_roofline_read_partial(nd_roofline *r, nd_stream *st,
+    const nd_event *ev);
 
 #endif

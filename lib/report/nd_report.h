@@ -95,27 +95,6 @@ void nd_report_restart(nd_report *r);
 /* After the last record. */
 void nd_report_finish(nd_report *r);
 
-/* Partial results (nd_partial framing, header "report_partial";
- * nd_report_partial.c lists the body): instead of nd_report_finish, write
- * the state collection built from `sources` input sources to o (with
- * opts.html, the timeline strip too).  A merge reads partials into a new
- * report made with the output options (the collection options are in the
- * partials, which must agree; exit 2 when they do not, when opts.html is
- * set and a partial has no strip, or when a partial is malformed); then
- * nd_report_finish and a writer give the report of one reading of the
- * partials' inputs in order. */
-void nd_report_partial(nd_report *r, nd_out *o, uint32_t sources);
-/* The merge, record by record: nd_report_merge_new, then
- * nd_report_merge_load for every record nd_partial_read hands out (the
- * header too) of the partials in order; nd_report_merge_types lists the
- * body's record types (n of them; the caller frees the array). */
-typedef struct nd_report_merge nd_report_merge;
-nd_report_merge *nd_report_merge_new(nd_report *r);
-void nd_report_merge_load(nd_report_merge *m, nd_stream *st,
-    const nd_event *ev);
-void nd_report_merge_free(nd_report_merge *m);
-const char **nd_report_merge_types(size_t *n);
-
 void nd_report_markdown(nd_report *r, nd_buf *out);
 void nd_report_json(nd_report *r, nd_buf *out);
 void nd_report_html(nd_report *r, nd_buf *out);
@@ -123,7 +102,15 @@ void nd_report_html(nd_report *r, nd_buf *out);
 void nd_report_write_doc(nd_report *r, int html, nd_out *o);
 
 /* trace-report as an engine of nd_run (nd_engine.h): reads the stream (or
- * merges partials), then writes the report in format to the output. */
+ * merges partials), then writes the report in format to the output.
+ * ND_REPORT_PARTIAL writes a partial result instead (nd_partial framing,
+ * header "report_partial"): the state of every part of the collection, in
+ * records of its own and its engines' (nd_report_int.h).  A merge reads
+ * partials into a report made with the output options (the collection
+ * options are in the partials, which must agree; an error when they do
+ * not, when opts.html is set and a partial has no strip, or when a partial
+ * is malformed), and gives the report of one reading of the partials'
+ * inputs in order. */
 enum { ND_REPORT_MARKDOWN, ND_REPORT_JSON, ND_REPORT_HTML,
 	ND_REPORT_PARTIAL };
 typedef struct nd_report_run nd_report_run;

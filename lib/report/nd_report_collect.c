@@ -1,7 +1,10 @@
 /*
- * nd_report: collection, in one pass over the records (nd_report_event):
- * sources and their end records, spans (steps, exclusive time, gaps,
- * memory, roofline) and the timeline strip of the HTML page.
+ * nd_report: collection, in one pass over the records (nd_report_event),
+ * by the parts of nd_rep_parts (struct rpart): the sources
+ * (nd_report_source.c), steps, gaps, the timeline strip
+ * (nd_report_stripcol.c), data loading, exclusive time and launches, the
+ * pipeline schedule, the roofline and memory; and each part's records in a
+ * partial result.
  */
 #include "nd_report_int.h"
 
@@ -79,339 +82,6 @@ nd_rep_scan_new(nd_report *r)
 	r->scan = nd_scan_new(&so, &cb);
 }
 
-/* ix (may be NULL: a table of a few rows) finds the row of an id without
- * a scan. */
-static void
-cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix, uint32_t id,
-    uint64_t k, int64_t ns)
-{
-	if (ix != NULL) {
-		int isnew;
-		uint64_t *v = nd_map64_put(ix, id, &isnew);
-
-		if (isnew)
-			*v = *n;
-		else {
-			(*a)[*v].n += k;
-			(*a)[*v].ns += ns;
-			return;
-		}
-	} else
-		for (size_t i = 0; i < *n; i++)
-			if ((*a)[i].id == id) {
-				(*a)[i].n += k;
-				(*a)[i].ns += ns;
-				return;
-			}
-	nd_grow(a, cap, *n + 1, sizeof **a);
-	(*a)[*n].id = id;
-	(*a)[*n].n = k;
-	(*a)[*n].ns = ns;
-	(*n)++;
-}
-
-void
-nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
-    uint32_t id, uint64_t k, int64_t ns)
-{
-	cnt_add(a, n, cap, ix, id, k, ns);
-}
-
-/* The order of kept devices: by source, then the device's name in natural
- * order ("GPU:2" before "GPU:10"). */
-int
-nd_rep_sdev_cmp(uint32_t src, const char *k, size_t n, const struct sdev *d)
-{
-	if (src != d->source)
-		return src < d->source ? -1 : 1;
-	return nd_name_natcmp(k, n, d->key, d->klen);
-}
-
-void
-nd_rep_sdev_free(struct sdev *d)
-{
-	free(d->key);
-	free(d->ops.v);
-	free(d->gaps);
-	free(d->win);
-}
-
-struct sdev *
-nd_rep_strip_slot(struct strip *s, uint32_t src, const char *k, size_t n)
-{
-	struct sdev *d;
-	size_t last = 0;
-
-	if (s->ndev == STRIP_DEVS) {
-		for (size_t i = 1; i < s->ndev; i++)
-			if (nd_rep_sdev_cmp(s->dev[i].source, s->dev[i].key,
-			    s->dev[i].klen, &s->dev[last]) > 0)
-				last = i;
-		if (nd_rep_sdev_cmp(src, k, n, &s->dev[last]) > 0)
-			return NULL;
-		d = &s->dev[last];
-		nd_rep_sdev_free(d);
-	} else
-		d = &s->dev[s->ndev++];
-	memset(d, 0, sizeof *d);
-	d->source = src;
-	d->key = nd_xstrndup(k, n);
-	d->klen = n;
-	return d;
-}
-
-/* The kept device of the current source named k[0..n), or NULL; with add,
- * a new one (nd_rep_strip_slot). */
-static struct sdev *
-strip_dev(nd_report *r, const char *k, size_t n, int add)
-{
-	struct strip *s = r->strip;
-
-	for (size_t i = 0; i < s->ndev; i++) {
-		struct sdev *d = &s->dev[i];
-
-		if (d->source == r->cursrc && d->klen == n &&
-		    memcmp(d->key, k, n) == 0)
-			return d;
-	}
-	return add ? nd_rep_strip_slot(s, r->cursrc, k, n) : NULL;
-}
-
-static struct strip *
-strip_get(nd_report *r)
-{
-	if (r->strip == NULL) {
-		r->strip = nd_xcalloc(1, sizeof *r->strip);
-		r->strip->names = nd_intern_new();
-	}
-	return r->strip;
-}
-
-/* The slot of a span [ts, ts + dur) kept last in g, the oldest dropped
- * when g is full; NULL when inside is set and the span lies inside the one
- * kept last (the host lane draws only the union). */
-static struct sop *
-ring_slot(struct sring *g, int64_t ts, int64_t dur, int inside)
-{
-	struct sop *o;
-
-	if (inside && g->n > 0) {
-		const struct sop *l = &g->v[g->n < STRIP_RING ? g->n - 1 :
-		    (g->head + STRIP_RING - 1) % STRIP_RING];
-
-		if (ts >= l->ts && ts + dur <= l->ts + l->dur)
-			return NULL;
-	}
-
-	if (g->n < STRIP_RING) {
-		nd_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
-		o = &g->v[g->n++];
-	} else {
-		o = &g->v[g->head];
-		if (!g->lost || o->ts + o->dur > g->lost_end)
-			g->lost_end = o->ts + o->dur;
-		g->lost = 1;
-		g->head = (g->head + 1) % STRIP_RING;
-	}
-	o->ts = ts;
-	o->dur = dur;
-	return o;
-}
-
-static void
-ring_remap(struct sring *g, const nd_intern *from, nd_intern *to)
-{
-	size_t n;
-
-	for (size_t i = 0; i < g->n; i++) {
-		const char *p;
-
-		if (g->v[i].name == UINT32_MAX)	/* being named */
-			continue;
-		p = nd_intern_str(from, g->v[i].name, &n);
-		g->v[i].name = nd_intern_id(to, p, n);
-	}
-}
-
-/* A name for a kept span or gap.  The names no kept span or gap refers to
- * any more (their spans dropped from the rings) are forgotten once the
- * table is twice what was referred to at the last count (at least
- * STRIP_RING): the names stay within twice what the rings and gaps hold,
- * each counted O(1) times on average. */
-static uint32_t
-strip_name(struct strip *s, const char *p, size_t n)
-{
-	nd_intern *to;
-	size_t k;
-	uint32_t id = nd_intern_id(s->names, p, n);
-
-	if (nd_intern_count(s->names) <= 2 * (s->names_live > STRIP_RING ?
-	    s->names_live : STRIP_RING))
-		return id;
-	to = nd_intern_new();
-	for (size_t i = 0; i < s->ndev; i++) {
-		struct sdev *d = &s->dev[i];
-
-		ring_remap(&d->ops, s->names, to);
-		for (size_t j = 0; j < d->ngaps; j++) {
-			uint32_t *f[2] = { &d->gaps[j].payload,
-			    &d->gaps[j].cause };
-
-			for (int q = 0; q < 2; q++) {
-				const char *x;
-
-				if (*f[q] == UINT32_MAX)	/* being named */
-					continue;
-				x = nd_intern_str(s->names, *f[q], &k);
-				*f[q] = nd_intern_id(to, x, k);
-			}
-		}
-	}
-	for (size_t i = 0; i < s->nhost; i++)
-		ring_remap(&s->host[i].spans, s->names, to);
-	ring_remap(&s->cur, s->names, to);
-	/* the new name, referred to by its caller */
-	id = nd_intern_id(to, p, n);
-	nd_intern_free(s->names);
-	s->names = to;
-	s->names_live = nd_intern_count(to);
-	return id;
-}
-
-/* 1 when the kept devices are STRIP_DEVS of sources before src. */
-static int
-strip_full_before(const struct strip *s, uint32_t src)
-{
-	for (size_t i = 0; i < s->ndev; i++)
-		if (s->dev[i].source >= src)
-			return 0;
-	return 1;
-}
-
-static void
-strip_add(nd_report *r, const nd_event *ev, const nd_span_role *role)
-{
-	struct strip *s = strip_get(r);
-	struct sdev *d;
-	struct sop *o;
-	const char *k;
-	size_t n;
-	int cls;
-
-	if (role->role == ND_ROLE_HOST) {
-		cls = ND_SVG_HOST;
-		o = ring_slot(&s->cur, ev->ts_ns, ev->dur_ns, 1);
-	} else {
-		/* every device kept, all of earlier sources: nothing to do */
-		if (s->ndev == STRIP_DEVS && strip_full_before(s, r->cursrc))
-			return;
-		nd_span_device_ref(ev, &s->kb, &k, &n);
-		if ((d = strip_dev(r, k, n, 1)) == NULL)
-			return;
-		if (role->cat == ND_CAT_COMM)
-			cls = ND_SVG_COMM;
-		else if (role->cat == ND_CAT_MEMORY)
-			cls = ND_SVG_MEMORY;
-		else if (ev->cls.p != NULL && !nd_str_eq(ev->cls, "compute"))
-			cls = ND_SVG_OTHER;
-		else
-			cls = ND_SVG_COMPUTE;
-		o = ring_slot(&d->ops, ev->ts_ns, ev->dur_ns, 0);
-	}
-	if (o == NULL)
-		return;
-	o->cls = cls;
-	o->name = UINT32_MAX;	/* not remapped while it is named */
-	o->name = strip_name(s, ev->name.p ? ev->name.p : "?",
-	    ev->name.p ? ev->name.n : 1);
-}
-
-/* The end of a source: its host activity is kept when it has a kept
- * device, else forgotten. */
-void
-nd_rep_strip_end_source(nd_report *r)
-{
-	struct strip *s = r->strip;
-	int kept = 0;
-
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < s->ndev; i++)
-		kept |= s->dev[i].source == r->cursrc;
-	if (kept && s->cur.n > 0 && s->nhost < STRIP_DEVS) {
-		s->host[s->nhost].source = r->cursrc;
-		s->host[s->nhost++].spans = s->cur;
-		memset(&s->cur, 0, sizeof s->cur);
-		return;
-	}
-	s->cur.n = s->cur.head = 0;
-	s->cur.lost = 0;
-}
-
-static void
-strip_window(nd_report *r, const char *key, const nd_step *st)
-{
-	struct sdev *d;
-
-	if (r->strip == NULL ||
-	    (d = strip_dev(r, key, strlen(key), 0)) == NULL)
-		return;
-	nd_grow(&d->win, &d->capwin, d->nwin + 1, sizeof *d->win);
-	d->win[d->nwin].num = st->num;
-	d->win[d->nwin].ts = st->ts;
-	d->win[d->nwin].dur = st->dur;
-	d->nwin++;
-}
-
-static void
-strip_gap(nd_report *r, const nd_gap *g, const nd_gap_where *w)
-{
-	struct strip *s = r->strip;
-	struct sdev *d;
-	const char *cause = g->cause ? g->cause : "other";
-	const char *pay = g->payload.name ? g->payload.name : "?";
-
-	if (s == NULL)
-		return;
-	if (w->device != NULL)
-		d = strip_dev(r, w->device, strlen(w->device), 0);
-	else if (w->process != NULL)
-		d = strip_dev(r, w->process, strlen(w->process), 0);
-	else {
-		nd_buf_reset(&s->kb);
-		nd_buf_addf(&s->kb, "pid %lld", (long long)w->pid);
-		d = strip_dev(r, s->kb.p, s->kb.len, 0);
-	}
-	/* a gap that ends before a dropped op ends is in no complete window */
-	if (d == NULL || (d->ops.lost && g->ts + g->dur <= d->ops.lost_end))
-		return;
-	nd_grow(&d->gaps, &d->capgaps, d->ngaps + 1, sizeof *d->gaps);
-	d->gaps[d->ngaps].ts = g->ts;
-	d->gaps[d->ngaps].dur = g->dur;
-	d->gaps[d->ngaps].payload = d->gaps[d->ngaps].cause = UINT32_MAX;
-	d->ngaps++;
-	/* named once counted: a compaction remaps them */
-	d->gaps[d->ngaps - 1].payload = strip_name(s, pay, strlen(pay));
-	d->gaps[d->ngaps - 1].cause = strip_name(s, cause, strlen(cause));
-}
-
-void
-nd_rep_strip_free(nd_report *r)
-{
-	struct strip *s = r->strip;
-
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < s->ndev; i++)
-		nd_rep_sdev_free(&s->dev[i]);
-	for (size_t i = 0; i < s->nhost; i++)
-		free(s->host[i].spans.v);
-	free(s->cur.v);
-	nd_intern_free(s->names);
-	nd_buf_free(&s->kb);
-	free(s);
-}
-
 /* --- per source --- */
 
 static void
@@ -421,7 +91,7 @@ gap_cb(void *ctx, const nd_gap *g)
 	nd_gap_where w;
 
 	nd_gaps_where(r->gaps, g, &w);
-	strip_gap(r, g, &w);
+	nd_rep_strip_gap(r, g, &w);
 	nd_rep_find_gap(r, g);
 	nd_gapsum_add(r->gs, g);
 	/* the longest, the earliest on ties: the same on any order */
@@ -519,13 +189,6 @@ rep_dev(nd_report *r, const char *key)
 	return d;
 }
 
-int
-nd_rep_is_diff(const nd_event *ev)
-{
-	return nd_str_eq(ev->type_name, "delta") ||
-	    nd_str_eq(ev->type_name, "verdict");
-}
-
 void
 nd_rep_end_source(nd_report *r)
 {
@@ -575,7 +238,7 @@ nd_rep_end_source(nd_report *r)
 		uint32_t d = rep_dev(r, key);
 
 		if (st[i].dev >= 0)
-			strip_window(r, key, &st[i]);
+			nd_rep_strip_window(r, key, &st[i]);
 		nd_stepsum_add_dev(r->ss, st[i].num, st[i].dur, d, &st[i].bd);
 	}
 	/* no steps: the profile window of each device */
@@ -602,144 +265,16 @@ nd_rep_end_source(nd_report *r)
 	nd_launch_end_source(r->launch);
 }
 
-static struct rsrc *
-source_at(nd_report *r, uint32_t i, const nd_source_info *si)
-{
-	while (r->nsrc <= i) {
-		struct rsrc *s;
-
-		nd_grow(&r->src, &r->capsrc, r->nsrc + 1, sizeof *r->src);
-		s = &r->src[r->nsrc++];
-		memset(s, 0, sizeof *s);
-		s->end_events = s->end_spans = -1;
-		if (si != NULL && r->nsrc - 1 == i) {
-			s->path = si->path ? nd_xstrdup(si->path) : NULL;
-			s->format = si->format ? nd_xstrdup(si->format) : NULL;
-			s->host = si->host ? nd_xstrdup(si->host) : NULL;
-			s->has_meta = si->has_meta;
-			s->has_rank = si->has_rank;
-			s->rank = si->rank;
-			s->origin = si->origin_ns;
-		}
-	}
-	return &r->src[i];
-}
-
-static void
-read_end(nd_report *r, struct rsrc *s, const nd_event *ev)
-{
-	const nd_jval *v;
-	nd_jiter it;
-	nd_jval k, val;
-	nd_jerr e;
-	int64_t x;
-
-	s->has_end = 1;
-	if ((v = nd_event_get(ev, "events")) != NULL && nd_json_int(v, &x) == 0)
-		s->end_events = x;
-	if ((v = nd_event_get(ev, "spans")) != NULL && nd_json_int(v, &x) == 0)
-		s->end_spans = x;
-	if ((v = nd_event_get(ev, "sha256")) != NULL && s->sha256 == NULL)
-		s->sha256 = nd_rep_jstrdup(v);
-	if ((v = nd_event_get(ev, "suspected_truncation")) != NULL &&
-	    v->type == ND_JTRUE)
-		s->trunc = 1;
-	if ((v = nd_event_get(ev, "skipped")) != NULL && v->type == ND_JOBJ) {
-		nd_jiter_init(&it, v, ev->line);
-		while (nd_jiter_next(&it, &k, &val, &e) == 1) {
-			char *key = nd_rep_jstrdup(&k);
-
-			if (nd_json_int(&val, &x) == 0 && x > 0)
-				s->skipped += (uint64_t)x;
-			if (nd_json_int(&val, &x) == 0 && x > 0)
-				cnt_add(&r->skipped, &r->nskipped,
-				    &r->capskipped, r->skipped_ix,
-				    nd_rep_name_id(r, key),
-				    (uint64_t)x, 0);
-			free(key);
-		}
-	}
-	if ((v = nd_event_get(ev, "warnings")) != NULL && v->type == ND_JARR) {
-		nd_jaiter_init(&it, v, ev->line);
-		while (nd_jaiter_next(&it, &val, &e) == 1) {
-			char *w = nd_rep_jstrdup(&val);
-			nd_buf b = { 0 };
-
-			if (w == NULL)
-				continue;
-			nd_buf_addf(&b, "%s: %s", s->path ? s->path : "input",
-			    w);
-			free(w);
-			nd_grow(&r->warn, &r->capwarn, r->nwarn + 1,
-			    sizeof *r->warn);
-			r->warn[r->nwarn++] = nd_xstrndup(b.p, b.len);
-			nd_buf_free(&b);
-		}
-	}
-}
-
 /*
  * The parts of the collection, in the order a record visits them: each
- * takes every record (one call shape) and keeps what it answers from.
+ * takes every record (one call shape) and keeps what it answers from, and
+ * saves and loads it in a partial result (struct rpart).
  * The source part comes first: it counts the record and, for a span with
  * a start and a duration, finds its role once (r->role, r->span_ok) for
  * the parts after it.  The parts hold engines of their own (nd_steps,
  * nd_gaps, nd_scan, nd_launch, nd_pipe, nd_roofline, nd_mem), so the
  * order among them does not change what any of them finds.
  */
-typedef void part_fn(nd_report *r, const nd_event *ev,
-    const nd_source_info *si);
-
-/* The source: record counts, its span, producer, end record, and the
- * trace-diff records a comparison report shows. */
-static void
-part_source(nd_report *r, const nd_event *ev, const nd_source_info *si)
-{
-	struct rsrc *s = source_at(r, ev->source, si);
-
-	r->span_ok = 0;
-	switch (ev->type) {
-	case ND_EV_SPAN:
-		if (!(ev->has & ND_HAS_TS) || !(ev->has & ND_HAS_DUR) ||
-		    ev->dur_ns < 0) {
-			s->bad_spans++;
-			return;
-		}
-		s->spans++;
-		r->src_spans++;
-		if (!s->has_t || ev->ts_ns < s->tmin)
-			s->tmin = ev->ts_ns;
-		if (!s->has_t || ev->ts_ns + ev->dur_ns > s->tmax)
-			s->tmax = ev->ts_ns + ev->dur_ns;
-		s->has_t = 1;
-		nd_span_role_of(ev, r->o.re, &r->role);
-		r->span_ok = 1;
-		return;
-	case ND_EV_META:
-		free(s->producer);
-		s->producer = nd_rep_jstrdup(nd_event_get(ev, "producer"));
-		return;
-	case ND_EV_END:
-		read_end(r, s, ev);
-		return;
-	case ND_EV_INSTANT:
-		s->instants++;
-		return;
-	case ND_EV_COUNTER:
-		s->counters++;
-		return;
-	case ND_EV_FLOW:
-		s->flows++;
-		return;
-	default:
-		if (nd_rep_is_diff(ev)) {
-			nd_grow(&r->diff, &r->capdiff, r->ndiff + 1,
-			    sizeof *r->diff);
-			r->diff[r->ndiff++] = nd_xstrndup(ev->line, ev->len);
-		}
-		s->others++;
-	}
-}
 
 /* Steps, per source and per device (nd_steps). */
 static void
@@ -769,16 +304,6 @@ part_gaps(nd_report *r, const nd_event *ev, const nd_source_info *si)
 	(void)nd_event_sid(ev, ND_SID_SCOPE);
 	if (!r->gaps_late && nd_gaps_add(r->gaps, ev, &r->role) != 0)
 		r->gaps_late = 1;
-}
-
-/* The timeline strip of the HTML page. */
-static void
-part_strip(nd_report *r, const nd_event *ev, const nd_source_info *si)
-{
-	(void)si;
-	if (r->span_ok && r->o.html && (r->role.role == ND_ROLE_DEVICE ||
-	    r->role.role == ND_ROLE_HOST))
-		strip_add(r, ev, &r->role);
 }
 
 /* Data loading, for the findings (nd_report_dl.c). */
@@ -841,8 +366,511 @@ part_memory(nd_report *r, const nd_event *ev, const nd_source_info *si)
 	}
 }
 
-static part_fn *const parts[] = { part_source, part_steps, part_gaps,
-	part_strip, part_dl, part_ops, part_pipe, part_roofline, part_memory };
+/* --- the parts in a partial result (struct rpart) --- */
+
+static void
+commit(void *ctx)
+{
+	nd_partial_commit(ctx);
+}
+
+static void
+save_steps(nd_report *r, nd_partial_w *pw)
+{
+	nd_jw w;
+
+	nd_partial_rec(pw, &w, "rp_steps");
+	nd_jw_kint(&w, "marker", r->marker);
+	nd_jw_kint(&w, "step_source", r->step_source);
+	nd_jw_key(&w, "step_what");
+	if (r->step_what != NULL)
+		nd_jw_cstr(&w, r->step_what);
+	else
+		nd_jw_null(&w);
+	nd_partial_rec_end(pw, &w);
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const nd_breakdown *bd = &r->devs[i].pw_bd;
+
+		nd_partial_rec(pw, &w, "rp_dev");
+		nd_jw_kint(&w, "src", r->devs[i].source);
+		nd_jw_kcstr(&w, "key", r->devs[i].key);
+		nd_jw_kint(&w, "compute_ns", bd->compute_ns);
+		nd_jw_kint(&w, "communication_ns", bd->communication_ns);
+		nd_jw_kint(&w, "memory_ns", bd->memory_ns);
+		nd_jw_kint(&w, "host_ns", bd->host_ns);
+		nd_jw_kint(&w, "idle_ns", bd->idle_ns);
+		nd_jw_kint(&w, "overlap_ns", bd->overlap_ns);
+		nd_jw_kint(&w, "pw_total", r->devs[i].pw_total);
+		nd_partial_rec_end(pw, &w);
+	}
+	if (r->ss != NULL)
+		nd_stepsum_write_partial(r->ss, pw);
+}
+
+/* A device of the partial: (source, key) once in it. */
+static void
+load_dev(struct rmerge *m)
+{
+	nd_report *r = m->r;
+	nd_stream *st = m->st;
+	const nd_event *ev = m->ev;
+	uint32_t src = nd_rep_m_src(m, "src"), id;
+	char *key = nd_partial_str(st, ev, "key");
+	struct rdev *dv;
+
+	if (key == NULL)
+		nd_partial_bad(st, ev, "key");
+	if (nd_stream_failed(st)) {
+		free(key);
+		return;
+	}
+	nd_buf_reset(&r->key);
+	nd_buf_add(&r->key, &src, sizeof src);
+	nd_buf_adds(&r->key, key);
+	id = nd_intern_id(r->devids, r->key.p, r->key.len);
+	if (id != r->ndevs) {
+		nd_partial_bad(st, ev, "key");
+		free(key);
+		return;
+	}
+	nd_grow(&r->devs, &r->capdevs, r->ndevs + 1, sizeof *r->devs);
+	dv = &r->devs[r->ndevs++];
+	memset(dv, 0, sizeof *dv);
+	dv->source = src;
+	dv->key = key;
+	dv->pw_bd.compute_ns = nd_partial_isum(st, ev, "compute_ns");
+	dv->pw_bd.communication_ns = nd_partial_isum(st, ev,
+	    "communication_ns");
+	dv->pw_bd.memory_ns = nd_partial_isum(st, ev, "memory_ns");
+	dv->pw_bd.host_ns = nd_partial_isum(st, ev, "host_ns");
+	dv->pw_bd.idle_ns = nd_partial_isum(st, ev, "idle_ns");
+	dv->pw_bd.overlap_ns = nd_partial_isum(st, ev, "overlap_ns");
+	dv->pw_total = nd_partial_isum(st, ev, "pw_total");
+	m->ndevs++;
+}
+
+static const char *const steps_types[] = { "rp_steps", "rp_dev",
+	ND_STEPSUM_REC, ND_STEPSUM_DEV };
+
+static void
+load_steps(struct rmerge *m, size_t type)
+{
+	nd_report *r = m->r;
+	int64_t smax = -1, dmax = -1, v;
+	int ss;
+
+	switch (type) {
+	case 0:
+		v = nd_partial_int(m->st, m->ev, "marker");
+		if (r->marker == ND_SM_NONE || v > r->marker)
+			r->marker = (int)v;
+		ss = (int)nd_partial_int(m->st, m->ev, "step_source");
+		if (ss > r->step_source) {
+			r->step_source = ss;
+			free(r->step_what);
+			r->step_what = nd_partial_str(m->st, m->ev,
+			    "step_what");
+		}
+		return;
+	case 1:
+		load_dev(m);
+		return;
+	}
+	if (r->ss == NULL)
+		r->ss = nd_stepsum_new();
+	(void)nd_stepsum_read_partial(r->ss, m->st, m->ev, m->base,
+	    m->devbase, &smax, &dmax);
+	if (smax >= 0 && m->base + (uint64_t)smax >= r->nsrc)
+		nd_partial_bad(m->st, m->ev, "src");
+	/* the partial's devices come before its steps */
+	if (dmax >= 0 && (uint64_t)dmax >= m->ndevs)
+		nd_partial_bad(m->st, m->ev, "dev");
+}
+
+/* The longest gap (when there was one), the totals by cause, payload and
+ * scope (nd_gapsum), the per-line totals and the devices by model; the
+ * sums over lines and devices are added up again as they are read. */
+static void
+save_gaps(nd_report *r, nd_partial_w *pw)
+{
+	nd_jw w;
+	size_t n;
+	const char *s;
+
+	if (r->has_gap) {
+		nd_partial_rec(pw, &w, "rp_gapmax");
+		nd_jw_kint(&w, "gap_max", r->gap_max);
+		nd_jw_kint(&w, "gap_max_ts", r->gap_max_ts);
+		s = nd_rep_name_ofn(r, r->gap_max_dev, &n);
+		nd_jw_kstr(&w, "gap_max_dev", s != NULL ? s : "?",
+		    s != NULL ? n : 1);
+		nd_jw_kint(&w, "gap_max_src", r->gap_max_src);
+		nd_partial_rec_end(pw, &w);
+	}
+	nd_gapsum_write_partial(r->gs, nd_out_buf(pw->o), commit, pw);
+	for (size_t i = 0; i < r->nlines; i++) {
+		const struct gline *l = &r->lines[i];
+
+		nd_partial_rec(pw, &w, "rp_line");
+		nd_jw_kint(&w, "src", l->source);
+		s = nd_rep_name_ofn(r, l->label, &n);
+		nd_jw_kstr(&w, "label", s, n);
+		nd_jw_kint(&w, "ops", (int64_t)l->ops);
+		nd_jw_kint(&w, "gaps", (int64_t)l->gaps);
+		nd_jw_kint(&w, "idle", l->idle);
+		nd_jw_kint(&w, "max", l->max);
+		nd_jw_kint(&w, "active", l->active);
+		nd_partial_rec_end(pw, &w);
+	}
+	for (size_t i = 0; i < r->nhw; i++) {
+		nd_partial_rec(pw, &w, "rp_hw");
+		nd_jw_kint(&w, "src", r->hw[i].source);
+		nd_jw_key(&w, "model");
+		if ((s = nd_rep_name_ofn(r, r->hw[i].model, &n)) != NULL)
+			nd_jw_str(&w, s, n);
+		else
+			nd_jw_null(&w);
+		nd_jw_kint(&w, "n", (int64_t)r->hw[i].n);
+		nd_partial_rec_end(pw, &w);
+	}
+}
+
+/* The longest gap: the earliest on ties, the first read on full ties (the
+ * rule of gap_cb). */
+static void
+load_gapmax(struct rmerge *m)
+{
+	nd_report *r = m->r;
+	int64_t gmax = nd_partial_int(m->st, m->ev, "gap_max");
+	int64_t gts = nd_partial_time(m->st, m->ev, "gap_max_ts");
+	uint32_t dev = nd_rep_m_name(m, "gap_max_dev");
+	uint32_t src = nd_rep_m_src(m, "gap_max_src");
+
+	if (dev == UINT32_MAX)
+		nd_partial_bad(m->st, m->ev, "gap_max_dev");
+	if (nd_stream_failed(m->st))
+		return;
+	if (!r->has_gap || gmax > r->gap_max ||
+	    (gmax == r->gap_max && gts < r->gap_max_ts)) {
+		r->gap_max = gmax;
+		r->gap_max_ts = gts;
+		r->gap_max_dev = dev;
+		r->gap_max_src = src;
+	}
+	r->has_gap = 1;
+}
+
+static void
+load_line(struct rmerge *m)
+{
+	nd_report *r = m->r;
+	struct gline *x;
+
+	nd_grow(&r->lines, &r->caplines, r->nlines + 1, sizeof *r->lines);
+	x = &r->lines[r->nlines++];
+	x->source = nd_rep_m_src(m, "src");
+	x->label = nd_rep_m_name(m, "label");
+	x->ops = nd_partial_usum(m->st, m->ev, "ops");
+	x->gaps = nd_partial_usum(m->st, m->ev, "gaps");
+	x->idle = nd_partial_isum(m->st, m->ev, "idle");
+	x->max = nd_partial_int(m->st, m->ev, "max");
+	x->active = nd_partial_isum(m->st, m->ev, "active");
+	if (x->label == UINT32_MAX)
+		nd_partial_bad(m->st, m->ev, "label");
+	/* the totals line_cb keeps */
+	r->line_gaps += x->gaps;
+	r->line_idle += x->idle;
+	if (x->max > r->line_max)
+		r->line_max = x->max;
+}
+
+static void
+load_hw(struct rmerge *m)
+{
+	nd_report *r = m->r;
+	uint32_t src = nd_rep_m_src(m, "src");
+	uint32_t model = nd_rep_m_name(m, "model");
+	uint64_t n = nd_partial_usum(m->st, m->ev, "n"), *v;
+	int isnew;
+
+	if (nd_stream_failed(m->st))
+		return;
+	v = nd_map64_put(r->hw_ix, (uint64_t)src << 32 | model, &isnew);
+	if (isnew) {
+		nd_grow(&r->hw, &r->caphw, r->nhw + 1, sizeof *r->hw);
+		*v = r->nhw;
+		r->hw[r->nhw].source = src;
+		r->hw[r->nhw].model = model;
+		r->hw[r->nhw++].n = 0;
+	}
+	r->hw[*v].n += n;
+	r->ndevices += n;	/* as hw_cb counts them */
+}
+
+static const char *const gaps_types[] = { "rp_gapmax", "gap_sum", "rp_line",
+	"rp_hw" };
+
+static void
+load_gaps(struct rmerge *m, size_t type)
+{
+	switch (type) {
+	case 0:
+		load_gapmax(m);
+		return;
+	case 1:
+		nd_gapsum_read(m->r->gs, m->st, m->ev);
+		return;
+	case 2:
+		load_line(m);
+		return;
+	default:
+		load_hw(m);
+	}
+}
+
+/* The gap time of data loading and before pageable copies (the findings'
+ * evidence, nd_report_dl.c). */
+static void
+save_dl(nd_report *r, nd_partial_w *pw)
+{
+	nd_jw w;
+
+	nd_partial_rec(pw, &w, "rp_dl");
+	nd_jw_kint(&w, "pageable_gap_ns", r->rf.pageable_gap_ns);
+	nd_jw_kint(&w, "dl_gap_ns", r->rf.dl_gap_ns);
+	nd_partial_rec_end(pw, &w);
+}
+
+static const char *const dl_types[] = { "rp_dl" };
+
+static void
+load_dl(struct rmerge *m, size_t type)
+{
+	(void)type;
+	m->r->rf.pageable_gap_ns += nd_partial_isum(m->st, m->ev,
+	    "pageable_gap_ns");
+	m->r->rf.dl_gap_ns += nd_partial_isum(m->st, m->ev, "dl_gap_ns");
+}
+
+/* Whether there were device ops, the leaf table (nd_agg) and the device
+ * time per launching op (nd_launch). */
+static void
+save_ops(nd_report *r, nd_partial_w *pw)
+{
+	nd_jw w;
+
+	nd_partial_rec(pw, &w, "rp_ops");
+	nd_jw_kint(&w, "has_device", r->has_device);
+	nd_partial_rec_end(pw, &w);
+	nd_agg_write_partial(r->leaf, "rp_leaf", pw);
+	nd_launch_write_partial(r->launch, pw);
+}
+
+static const char *const ops_types[] = { "rp_ops", "rp_leaf" };
+
+static void
+load_ops(struct rmerge *m, size_t type)
+{
+	switch (type) {
+	case 0:
+		m->r->has_device |= nd_partial_int(m->st, m->ev,
+		    "has_device") != 0;
+		return;
+	case 1:
+		/* the kind and four fields at least (scan_record) */
+		nd_agg_read_partial(m->r->leaf, m->st, m->ev, 6);
+		return;
+	default:
+		(void)nd_launch_read_partial(m->r->launch, m->st, m->ev);
+	}
+}
+
+
+struct ppart {
+	nd_pipe_line_fn *fn;
+	void *ctx;
+	nd_buf held;		/* the lines, until a block is seen */
+	int blocks;
+};
+
+static void
+part_line(void *ctx, nd_buf *line)
+{
+	struct ppart *q = ctx;
+
+	if (line->len > 0 && line->p[line->len - 1] == '\n')
+		line->len--;
+	nd_buf_add(&q->held, line->p, line->len);
+	nd_buf_addc(&q->held, '\n');
+	if (memmem(line->p, line->len, "\"type\":\"pipe_block\"", 19) != NULL)
+		q->blocks = 1;
+}
+
+/* The engine's figures after a "pipe_partial" record: every line when
+ * the input had a block, else only its sources (a merge numbers the
+ * sources and learns their clocks from them), so that a partial of an
+ * input that is no pipeline job stays small. */
+static void
+pipe_partial(nd_report *r, uint32_t sources, nd_pipe_line_fn *fn, void *ctx)
+{
+	struct ppart q;
+	nd_buf line = ND_BUF_INIT;
+	nd_jw w;
+	static const char src[] = "{\"type\":\"pipe_source\"";
+
+	if (r->pipe == NULL)
+		return;
+	memset(&q, 0, sizeof q);
+	nd_pipe_sources(r->pipe, sources);
+	nd_jw_init(&w, &line);
+	nd_jw_obj(&w);
+	nd_jw_kcstr(&w, "type", ND_PIPE_PARTIAL);
+	nd_jw_kcstr(&w, "rules", nd_pipe_rules(r->pipe));
+	nd_jw_obj_end(&w);
+	fn(ctx, &line);
+	nd_pipe_partial_write(r->pipe, part_line, &q);
+	for (size_t i = 0; i < q.held.len;) {
+		const char *s = q.held.p + i;
+		const char *nl = memchr(s, '\n', q.held.len - i);
+		size_t n = (size_t)(nl - s);
+
+		i += n + 1;
+		if (!q.blocks && (n < sizeof src - 1 ||
+		    memcmp(s, src, sizeof src - 1) != 0))
+			continue;
+		nd_buf_reset(&line);
+		nd_buf_add(&line, s, n);
+		fn(ctx, &line);
+	}
+	nd_buf_free(&q.held);
+	nd_buf_free(&line);
+}
+
+/* Its header and records, to the engine. */
+static void
+load_pipe(struct rmerge *m, size_t type)
+{
+	nd_report *r = m->r;
+	nd_stream *st = m->st;
+	const nd_event *ev = m->ev;
+
+	(void)type;
+	if (r->pipe != NULL) {
+		nd_err e;
+
+		nd_err_clear(&e);
+		if (nd_pipe_partial_add(r->pipe, ev, nd_stream_file(st),
+		    nd_stream_lineno(st), &e) != 0)
+			nd_stream_fail_with(st, &e);
+	}
+}
+
+/* A line of nd_pipe's partial, as a record of ours. */
+static void
+save_pipe_line(void *ctx, nd_buf *line)
+{
+	nd_partial_w *pw = ctx;
+	nd_buf *b = nd_out_buf(pw->o);
+
+	nd_buf_add(b, line->p, line->len);
+	nd_buf_addc(b, '\n');
+	nd_partial_commit(pw);
+}
+
+static void
+save_pipe(nd_report *r, nd_partial_w *pw)
+{
+	pipe_partial(r, r->sources, save_pipe_line, pw);
+}
+
+static const char *const pipe_types[] = { ND_PIPE_PARTIAL };
+
+static void
+save_roofline(nd_report *r, nd_partial_w *pw)
+{
+	nd_roofline_write_partial(r->roof, pw);
+}
+
+static void
+load_roofline(struct rmerge *m, size_t type)
+{
+	(void)type;
+	(void)nd_roofline_read_partial(m->r->roof, m->st, m->ev);
+}
+
+/* The peak records nd_mem wrote, as they are. */
+static void
+save_memory(nd_report *r, nd_partial_w *pw)
+{
+	nd_jw w;
+
+	for (size_t i = 0; i < r->membuf.len;) {
+		const char *s = r->membuf.p + i;
+		const char *nl = memchr(s, '\n', r->membuf.len - i);
+		size_t len = nl ? (size_t)(nl - s) : r->membuf.len - i;
+
+		nd_partial_rec(pw, &w, "rp_mem");
+		nd_jw_key(&w, "line");
+		nd_jw_raw(&w, s, len);
+		nd_partial_rec_end(pw, &w);
+		i += len + 1;
+	}
+}
+
+static const char *const memory_types[] = { "rp_mem" };
+
+static void
+load_memory(struct rmerge *m, size_t type)
+{
+	const nd_jval *v = nd_event_get(m->ev, "line");
+
+	(void)type;
+	if (v == NULL || v->type != ND_JOBJ) {
+		nd_partial_bad(m->st, m->ev, "line");
+		return;
+	}
+	nd_buf_add(&m->r->membuf, v->raw, v->len);
+	nd_buf_addc(&m->r->membuf, '\n');
+}
+
+#define NTYPES(a) (sizeof a / sizeof *a)
+
+static const struct rpart part_steps_ = {
+	.record = part_steps, .save = save_steps, .load = load_steps,
+	.types = steps_types, .ntypes = NTYPES(steps_types),
+};
+static const struct rpart part_gaps_ = {
+	.record = part_gaps, .save = save_gaps, .load = load_gaps,
+	.types = gaps_types, .ntypes = NTYPES(gaps_types),
+};
+static const struct rpart part_dl_ = {
+	.record = part_dl, .save = save_dl, .load = load_dl,
+	.types = dl_types, .ntypes = NTYPES(dl_types),
+};
+static const struct rpart part_ops_ = {
+	.record = part_ops, .save = save_ops, .load = load_ops,
+	.types = ops_types, .ntypes = NTYPES(ops_types),
+	.etypes = nd_launch_partial_types, .netypes = &nd_launch_partial_ntypes,
+};
+static const struct rpart part_pipe_ = {
+	.record = part_pipe, .save = save_pipe, .load = load_pipe,
+	.types = pipe_types, .ntypes = NTYPES(pipe_types),
+	.etypes = nd_pipe_partial_types, .netypes = &nd_pipe_partial_ntypes,
+};
+static const struct rpart part_roofline_ = {
+	.record = part_roofline, .save = save_roofline, .load = load_roofline,
+	.etypes = nd_roofline_partial_types,
+	.netypes = &nd_roofline_partial_ntypes,
+};
+static const struct rpart part_memory_ = {
+	.record = part_memory, .save = save_memory, .load = load_memory,
+	.types = memory_types, .ntypes = NTYPES(memory_types),
+};
+
+const struct rpart *const nd_rep_parts[] = { &nd_rep_part_source,
+	&part_steps_, &part_gaps_, &nd_rep_part_strip, &part_dl_, &part_ops_,
+	&part_pipe_, &part_roofline_, &part_memory_ };
+const size_t nd_rep_nparts = sizeof nd_rep_parts / sizeof *nd_rep_parts;
 
 void
 nd_report_end_source(nd_report *r)
@@ -859,8 +887,8 @@ nd_report_event(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		r->cur = ev->source;
 		r->cursrc = ev->source;
 	}
-	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-		parts[i](r, ev, si);
+	for (size_t i = 0; i < nd_rep_nparts; i++)
+		nd_rep_parts[i]->record(r, ev, si);
 }
 
 /* --- the model --- */

@@ -4,10 +4,14 @@
  * The parts, in layers: a file calls only those above it in this list
  * (tests/tools/file_layers.py checks it).
  *
- *   nd_report_util.c      helpers of every part: names, labels, shares
+ *   nd_report_util.c      helpers of every part: names, labels, shares,
+ *                         the fields of a partial's records
  *   nd_report_dl.c        what the findings collect while reading
- *   nd_report_collect.c   nd_report_event: sources, end records, spans,
- *                         gaps, memory, roofline, the timeline strip
+ *   nd_report_stripcol.c  the timeline strip, collected
+ *   nd_report_source.c    the source part: sources, end records
+ *   nd_report_collect.c   nd_report_event over the parts: sources, steps,
+ *                         gaps, strip, data loading, ops, pipeline,
+ *                         roofline, memory
  *   nd_report_model.c     steps, tables, regions, memory, gaps
  *   nd_report_findings.c  the rules and their findings
  *   nd_report_pipe.c      the Pipeline section (nd_pipe), every format
@@ -18,8 +22,8 @@
  *                         nd_doc_markdown and nd_doc_html render; a
  *                         trace-diff output as a comparison report
  *   nd_report_json.c      JSON
- *   nd_report_partial.c   partial results and their merge
- *   nd_report_run.c       the report as an engine of nd_run
+ *   nd_report_run.c       the report as an engine of nd_run; its partial
+ *                         results, which are its parts' (nd_rep_parts)
  *
  * The writers (nd_doc.c, nd_doc_html.c) know only nd_doc.h.
  */
@@ -52,7 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* the header record of a partial result (nd_report_partial.c) */
+/* the header record of a partial result (nd_report_run.c) */
 #define ND_REPORT_PARTIAL_HEADER "report_partial"
 
 /* the finding rules, index into nd_rep_rules */
@@ -314,6 +318,7 @@ struct nd_report {
 	nd_pipe *pipe;
 	const nd_pipe_step *pipe_st;
 	size_t pipe_nsteps;	/* steps of a pipeline schedule */
+	uint32_t sources;	/* the sources a partial result declares */
 };
 /*
  * The timeline strip of the representative step (HTML, section 6).
@@ -407,6 +412,52 @@ struct strip {
 };
 
 
+/*
+ * The parts of the collection (nd_report_collect.c): each takes every
+ * record (record) and keeps what it answers from, and is a part of a
+ * partial result: save writes its state as body records (most of them its
+ * engines' own: nd_stepsum, nd_gapsum, nd_agg, nd_launch, nd_pipe,
+ * nd_roofline), and load adds such a record of another reading back, its
+ * type the index of its type in types[0..ntypes) and then etypes[0..
+ * *netypes) (an engine's list).  The partial holds the parts in order; the
+ * source part comes first, so that the records after it may name the
+ * partial's sources.  NULL callbacks and lists are skipped.
+ */
+struct rmerge;
+struct rpart {
+	void (*record)(nd_report *r, const nd_event *ev,
+	    const nd_source_info *si);
+	void (*save)(nd_report *r, nd_partial_w *pw);
+	const char *const *types;
+	size_t ntypes;
+	const char *const *etypes;
+	const size_t *netypes;
+	void (*load)(struct rmerge *m, size_t type);
+};
+
+/* A partial result being read (nd_report_run.c): the record (st, ev), and
+ * where the partial puts its sources and devices: those of partial k
+ * follow those of partials 0..k-1 (base, devbase).  Tables built in the
+ * order things were first seen are added to in that order, and every
+ * "first seen wins on ties" rule is applied to the partials in order, so a
+ * merge builds the state one reading of every input would. */
+struct rmerge {
+	nd_report *r;
+	nd_stream *st;
+	const nd_event *ev;
+	unsigned nheaders;
+	char *collect;		/* the collection options of the first */
+	uint32_t base, sources;	/* of the partial being read */
+	uint32_t devbase;
+	size_t ndevs;		/* devices of the partial read so far */
+	/* the strip: the device or host ring the records that follow go
+	 * to, NULL when it is not kept */
+	struct sdev *sdev;
+	struct sring *sring;
+};
+
+extern const struct rpart nd_rep_part_source, nd_rep_part_strip;
+
 extern const nd_report_rule nd_rep_rules[];
 
 /* nd_report_util.c */
@@ -425,21 +476,25 @@ const char *nd_rep_src_label(const nd_report *r, uint32_t source,
     const char *name, char *buf, size_t n);
 /* s[0..n) contains needle (ASCII, any case). */
 int nd_rep_has_ci(const char *s, size_t n, const char *needle);
+/* The fields of the record a merge reads (nd_partial.h's getters): a
+ * source index of the partial, shifted (one of its rp_src records, which
+ * come first), and a name (string or null) as an id in r->names. */
+uint32_t nd_rep_m_src(const struct rmerge *m, const char *key);
+uint32_t nd_rep_m_name(const struct rmerge *m, const char *key);
+/* Add k, ns to the row of name id in a table of counted names (a row
+ * added at the end when new); ix, when not NULL, indexes the rows. */
+void nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
+    uint32_t id, uint64_t k, int64_t ns);
 
 /* nd_report.c */
 void nd_rep_init(nd_report *r, int again);
 void nd_rep_fini(nd_report *r);
 
-/* nd_report_collect.c */
-void nd_rep_scan_new(nd_report *r);
-/* Add k, ns to the row of name id in a table of counted names (a row
- * added at the end when new); ix, when not NULL, indexes the rows. */
-void nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
-    uint32_t id, uint64_t k, int64_t ns);
-void nd_rep_end_source(nd_report *r);
-/* A record of trace-diff (delta, verdict), which the report keeps as it
- * is (an nd_partial_ok_fn). */
-int nd_rep_is_diff(const nd_event *ev);
+/* nd_report_stripcol.c */
+void nd_rep_strip_add(nd_report *r, const nd_event *ev,
+    const nd_span_role *role);
+void nd_rep_strip_window(nd_report *r, const char *key, const nd_step *st);
+void nd_rep_strip_gap(nd_report *r, const nd_gap *g, const nd_gap_where *w);
 void nd_rep_strip_free(nd_report *r);
 /* A slot for device k[0..n) of source src: the STRIP_DEVS first in
  * nd_rep_sdev_cmp's order are kept, whatever order they come in (one
@@ -451,6 +506,21 @@ int nd_rep_sdev_cmp(uint32_t src, const char *k, size_t n,
     const struct sdev *d);
 void nd_rep_sdev_free(struct sdev *d);
 void nd_rep_strip_end_source(nd_report *r);
+
+/* nd_report_source.c */
+/* A record of trace-diff (delta, verdict), which the report keeps as it
+ * is (an nd_partial_ok_fn). */
+int nd_rep_is_diff(const nd_event *ev);
+/* The source of index i, added (with those before it) on first use; si:
+ * what the driver knows of it. */
+struct rsrc *nd_rep_source_at(nd_report *r, uint32_t i,
+    const nd_source_info *si);
+
+/* nd_report_collect.c */
+extern const struct rpart *const nd_rep_parts[];
+extern const size_t nd_rep_nparts;
+void nd_rep_scan_new(nd_report *r);
+void nd_rep_end_source(nd_report *r);
 
 /* nd_report_model.c */
 void nd_rep_model(nd_report *r);
@@ -472,9 +542,6 @@ void nd_rep_pipe_model(nd_report *r);
 void nd_rep_pipe_doc(nd_report *r, nd_doc *d);
 void nd_rep_pipe_json(nd_report *r, nd_jw *w);
 void nd_rep_pipe_svg(nd_report *r, nd_buf *b);
-void nd_rep_pipe_partial(nd_report *r, uint32_t sources, nd_pipe_line_fn *fn,
-    void *ctx);
-int nd_rep_pipe_record(nd_report *r, const nd_event *ev, nd_stream *st);
 
 /* nd_report_charts.c: the figures of the HTML page */
 void nd_rep_svg_steps(nd_report *r, nd_buf *b);

@@ -1,6 +1,7 @@
 /*
  * nd_report: the helpers of every part: names by id, labels of devices and
- * sources, shares, the rows a table shows.
+ * sources, shares, the rows a table shows, counted names, the fields of
+ * a partial's records.
  */
 #include "nd_report_int.h"
 
@@ -105,4 +106,55 @@ nd_rep_has_ci(const char *s, size_t n, const char *needle)
 			return 1;
 	}
 	return 0;
+}
+
+/* ix (may be NULL: a table of a few rows) finds the row of an id without
+ * a scan. */
+void
+nd_rep_cnt_add(struct cnt **a, size_t *n, size_t *cap, nd_map64 *ix,
+    uint32_t id, uint64_t k, int64_t ns)
+{
+	if (ix != NULL) {
+		int isnew;
+		uint64_t *v = nd_map64_put(ix, id, &isnew);
+
+		if (isnew)
+			*v = *n;
+		else {
+			(*a)[*v].n += k;
+			(*a)[*v].ns += ns;
+			return;
+		}
+	} else
+		for (size_t i = 0; i < *n; i++)
+			if ((*a)[i].id == id) {
+				(*a)[i].n += k;
+				(*a)[i].ns += ns;
+				return;
+			}
+	nd_grow(a, cap, *n + 1, sizeof **a);
+	(*a)[*n].id = id;
+	(*a)[*n].n = k;
+	(*a)[*n].ns = ns;
+	(*n)++;
+}
+
+uint32_t
+nd_rep_m_src(const struct rmerge *m, const char *key)
+{
+	uint32_t n = m->r->nsrc > m->base ? (uint32_t)(m->r->nsrc - m->base) :
+	    0;
+
+	return nd_partial_index(m->st, m->ev, key, m->base,
+	    n < m->sources ? n : m->sources);
+}
+
+uint32_t
+nd_rep_m_name(const struct rmerge *m, const char *key)
+{
+	char *s = nd_partial_str(m->st, m->ev, key);
+	uint32_t id = nd_rep_name_id(m->r, s);
+
+	free(s);
+	return id;
 }
