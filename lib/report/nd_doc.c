@@ -1,6 +1,6 @@
 /*
  * nd_doc: the section model (nodes in reading order, their text in one
- * buffer) and the Markdown writer.
+ * buffer), the Markdown writer and the JSON one.
  */
 #include "nd_doc_int.h"
 #include "nd_util.h"
@@ -52,6 +52,7 @@ close_text(nd_doc *d)
 }
 
 static void md_stream(nd_doc *d);
+static void json_stream(nd_doc *d);
 
 static struct nd_doc_node *
 add(nd_doc *d, int kind)
@@ -60,6 +61,7 @@ add(nd_doc *d, int kind)
 
 	close_text(d);
 	md_stream(d);
+	json_stream(d);
 	nd_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof *x);
@@ -421,4 +423,63 @@ nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 		nd_doc_flush(out, flush, ctx);
 		md_node(d, &d->v[i], out, &prev);
 	}
+}
+
+/* --- JSON --- */
+
+/* A JSON document: the members of its data nodes written, every node
+ * dropped, as the next one opens. */
+static void
+json_stream(nd_doc *d)
+{
+	if (d->js == NULL || d->n == 0)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct nd_doc_node *x = &d->v[i];
+
+		if (x->kind != ND_DOC_DATA || x->len == 0)
+			continue;
+		if (d->js_n++ > 0)
+			nd_buf_addc(d->js, ',');
+		nd_buf_add(d->js, d->text.p + x->off, x->len);
+	}
+	for (size_t i = 0; i < d->naux; i++)
+		free(d->aux[i].label);
+	d->n = d->naux = d->nfulls = 0;
+	nd_buf_reset(&d->text);
+	nd_buf_reset(&d->full);
+	nd_doc_flush(d->js, d->md_flush, d->md_ctx);
+}
+
+nd_doc *
+nd_doc_new_json(nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
+{
+	nd_doc *d = nd_doc_new(0);
+
+	d->js = out;
+	d->md_flush = flush;
+	d->md_ctx = ctx;
+	nd_buf_addc(out, '{');
+	return d;
+}
+
+nd_jw *
+nd_doc_data(nd_doc *d)
+{
+	if (d->js == NULL)
+		return NULL;
+	(void)add_text(d, ND_DOC_DATA);
+	/* inside the object: the node's text starts after its '{' */
+	nd_jw_init(&d->jw, &d->text);
+	nd_jw_obj(&d->jw);
+	d->v[d->n - 1].off = d->text.len;
+	return &d->jw;
+}
+
+void
+nd_doc_json_end(nd_doc *d)
+{
+	close_text(d);
+	json_stream(d);
+	nd_buf_adds(d->js, "}\n");
 }

@@ -16,6 +16,10 @@
  * builder writes; nd_doc_markdown writes it as it is, nd_doc_html
  * converts it).  Inline text holds no NUL (nd_text_visible escapes it).
  *
+ * The same document gives the report's JSON (nd_doc_new_json): its data
+ * nodes are the members of one JSON object, in order, and the text nodes
+ * are built and dropped.
+ *
  * Building: each call that opens a node returns the buffer its text is
  * written to; the node's text is what is appended to that buffer until the
  * next node opens (a cell's until the next cell or node).  Section ids: "sN" for a section whose title starts with
@@ -26,6 +30,7 @@
 #define ND_DOC_H
 
 #include "nd_buf.h"
+#include "nd_json.h"
 
 #include <stddef.h>
 
@@ -83,6 +88,15 @@ void nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush,
  * whatever the document's size.  It has no figures, ids or moves. */
 nd_doc *nd_doc_new_markdown(nd_buf *out, nd_doc_flush_fn *flush,
     void *ctx);
+/* A JSON document, written to out as it is built (flush as for
+ * nd_doc_markdown): "{", the members of its data nodes, and "}\n" at
+ * nd_doc_json_end.  The members of a data node are those the writer
+ * nd_doc_data returns writes until the next node opens (it is inside the
+ * object: a key, then its value); in a document that is not JSON,
+ * nd_doc_data returns NULL and the text nodes are the document. */
+nd_doc *nd_doc_new_json(nd_buf *out, nd_doc_flush_fn *flush, void *ctx);
+nd_jw *nd_doc_data(nd_doc *d);
+void nd_doc_json_end(nd_doc *d);
 /* A page titled title, styled, with its script (sortable and filterable
  * tables, zoomable timelines). */
 void nd_doc_html(nd_doc *d, const char *title, nd_buf *out,

@@ -22,7 +22,9 @@ enum {
 	/* from here on, HTML only */
 	ND_DOC_HTML_ONLY,
 	ND_DOC_HPARA = ND_DOC_HTML_ONLY, ND_DOC_FIGURE, ND_DOC_BOX,
-	ND_DOC_BOX_END, ND_DOC_TOC
+	ND_DOC_BOX_END, ND_DOC_TOC,
+	/* JSON only: members of the report's object (nd_doc_data) */
+	ND_DOC_DATA
 };
 
 #define ND_DOC_NONE UINT32_MAX
@@ -63,6 +65,11 @@ struct nd_doc {
 	nd_doc_flush_fn *md_flush;
 	void *md_ctx;
 	int md_prev;
+	/* a JSON document (nd_doc_new_json): its output, the writer of the
+	 * data node being written, and how many nodes had members */
+	nd_buf *js;
+	nd_jw jw;
+	size_t js_n;
 };
 
 /* Hand out to flush once it holds 64 KiB or more. */

@@ -95,11 +95,13 @@ void nd_report_restart(nd_report *r);
 /* After the last record. */
 void nd_report_finish(nd_report *r);
 
-void nd_report_markdown(nd_report *r, nd_buf *out);
-void nd_report_json(nd_report *r, nd_buf *out);
-void nd_report_html(nd_report *r, nd_buf *out);
-/* The Markdown (html 0) or the page to o, committed as it is written. */
-void nd_report_write_doc(nd_report *r, int html, nd_out *o);
+/* The formats of the report (and a partial result, for nd_run). */
+enum { ND_REPORT_MARKDOWN, ND_REPORT_JSON, ND_REPORT_HTML,
+	ND_REPORT_PARTIAL };
+/* The report in format (Markdown, JSON or HTML) to o, committed as it is
+ * written: one document (nd_doc: text, figures, data) that each format
+ * renders. */
+void nd_report_write(nd_report *r, int format, nd_out *o);
 
 /* trace-report as an engine of nd_run (nd_engine.h): reads the stream (or
  * merges partials), then writes the report in format to the output.
@@ -111,8 +113,6 @@ void nd_report_write_doc(nd_report *r, int html, nd_out *o);
  * not, when opts.html is set and a partial has no strip, or when a partial
  * is malformed), and gives the report of one reading of the partials'
  * inputs in order. */
-enum { ND_REPORT_MARKDOWN, ND_REPORT_JSON, ND_REPORT_HTML,
-	ND_REPORT_PARTIAL };
 typedef struct nd_report_run nd_report_run;
 nd_report_run *nd_report_run_new(nd_report *r, int format);
 nd_engine nd_report_run_engine(nd_report_run *x);

@@ -1268,7 +1268,19 @@ doc_summary(nd_report *r, nd_doc *d, const size_t *fmarks, size_t bdmark)
 	nd_doc_box_end(d);
 }
 
-/* The report into document d (with its figures when d keeps them). */
+/* The JSON data of a part of the report (nd_rep_json), in a document
+ * that is JSON. */
+static void
+data(nd_report *r, nd_doc *d, int part)
+{
+	nd_jw *w = nd_doc_data(d);
+
+	if (w != NULL)
+		nd_rep_json(r, w, part);
+}
+
+/* The report into document d: its text, its figures when d keeps them,
+ * and its data when d is JSON. */
 static nd_doc *
 report_doc(nd_report *r, nd_doc *d)
 {
@@ -1276,6 +1288,7 @@ report_doc(nd_report *r, nd_doc *d)
 	size_t fmarks[R_NRULES], top, bdmark, from;
 
 	nd_report_finish(r);
+	data(r, d, RJ_HEAD);
 	if (nd_rep_is_comparison(r)) {
 		doc_comparison(r, d);
 		return d;
@@ -1283,23 +1296,35 @@ report_doc(nd_report *r, nd_doc *d)
 	nd_buf_adds(nd_doc_heading(d, 1), "Trace report");
 	top = nd_doc_mark(d);
 	doc_sources(r, d);
+	data(r, d, RJ_SOURCES);
 	doc_quality(r, d);
+	data(r, d, RJ_QUALITY);
 	doc_steps(r, d);
+	data(r, d, RJ_STEPS);
 	if (figures)
 		nd_rep_svg_steps(r, nd_doc_figure(d));
 	bdmark = nd_doc_mark(d);
 	doc_breakdown(r, d);
+	data(r, d, RJ_BREAKDOWN);
 	if (figures)
 		nd_rep_svg_breakdown(r, nd_doc_figure(d));
 	doc_ops(r, d);
+	data(r, d, RJ_OPS);
 	doc_gaps(r, d);
+	data(r, d, RJ_GAPS);
 	if (figures)
 		nd_rep_svg_strip(r, nd_doc_figure(d));
 	doc_regions(r, d);
+	data(r, d, RJ_REGIONS);
 	if (figures)
 		nd_rep_svg_regions(r, nd_doc_figure(d));
 	doc_memory(r, d);
+	data(r, d, RJ_MEMORY);
+	/* ndtrace-report/1 has the pipeline's data before the findings;
+	 * its section comes last */
+	data(r, d, RJ_PIPELINE);
 	doc_findings(r, d, fmarks);
+	data(r, d, RJ_FINDINGS);
 	nd_rep_pipe_doc(r, d);
 	if (figures && r->pipe_st != NULL)
 		nd_rep_pipe_svg(r, nd_doc_figure(d));
@@ -1312,24 +1337,6 @@ report_doc(nd_report *r, nd_doc *d)
 	return d;
 }
 
-void
-nd_report_markdown(nd_report *r, nd_buf *b)
-{
-	nd_doc *d = report_doc(r, nd_doc_new_markdown(b, NULL, NULL));
-
-	nd_doc_markdown(d, b, NULL, NULL);
-	nd_doc_free(d);
-}
-
-void
-nd_report_html(nd_report *r, nd_buf *b)
-{
-	nd_doc *d = report_doc(r, nd_doc_new(1));
-
-	nd_doc_html(d, "Trace report", b, NULL, NULL);
-	nd_doc_free(d);
-}
-
 static void
 commit(void *ctx)
 {
@@ -1337,11 +1344,15 @@ commit(void *ctx)
 }
 
 void
-nd_report_write_doc(nd_report *r, int html, nd_out *o)
+nd_report_write(nd_report *r, int format, nd_out *o)
 {
 	nd_doc *d;
 
-	if (html) {
+	if (format == ND_REPORT_JSON) {
+		/* written as it is built */
+		d = report_doc(r, nd_doc_new_json(nd_out_buf(o), commit, o));
+		nd_doc_json_end(d);
+	} else if (format == ND_REPORT_HTML) {
 		d = report_doc(r, nd_doc_new(1));
 		nd_doc_html(d, "Trace report", nd_out_buf(o), commit, o);
 	} else {

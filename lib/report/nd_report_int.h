@@ -18,14 +18,16 @@
  *   nd_report.c           new, free, thresholds, end, finish
  *   nd_report_strip.c     HTML: the timeline strip
  *   nd_report_charts.c    the HTML page's figures: SVG charts, summary
- *   nd_report_doc.c       the report as a document (nd_doc), which
- *                         nd_doc_markdown and nd_doc_html render; a
+ *   nd_report_json.c      the JSON data of each part of the report
+ *   nd_report_doc.c       the report as a document (nd_doc): its text,
+ *                         figures and JSON data, which nd_doc_markdown,
+ *                         nd_doc_html and nd_doc_new_json render; a
  *                         trace-diff output as a comparison report
- *   nd_report_json.c      JSON
  *   nd_report_run.c       the report as an engine of nd_run; its partial
  *                         results, which are its parts' (nd_rep_parts)
  *
- * The writers (nd_doc.c, nd_doc_html.c) know only nd_doc.h.
+ * The writers (nd_doc.c: Markdown, JSON; nd_doc_html.c) know only
+ * nd_doc.h.
  */
 #ifndef ND_REPORT_INT_H
 #define ND_REPORT_INT_H
@@ -553,6 +555,12 @@ void nd_rep_svg_sum(nd_report *r, nd_buf *b, const char *id,
     const char *title);
 /* The first three findings, linked to their subsections (ids[i]). */
 void nd_rep_html_findings(nd_report *r, nd_buf *b, const char *const *ids);
+
+/* nd_report_json.c: the members of the report's JSON object, in parts
+ * (RJ_*: the order nd_report_doc.c writes them in) */
+enum { RJ_HEAD, RJ_SOURCES, RJ_QUALITY, RJ_STEPS, RJ_BREAKDOWN, RJ_OPS,
+	RJ_GAPS, RJ_REGIONS, RJ_MEMORY, RJ_PIPELINE, RJ_FINDINGS };
+void nd_rep_json(nd_report *r, nd_jw *w, int part);
 
 /* nd_report_strip.c */
 void nd_rep_svg_strip(nd_report *r, nd_buf *b);

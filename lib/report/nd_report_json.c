@@ -1,5 +1,7 @@
 /*
- * nd_report: the JSON writer.
+ * nd_report: the report's JSON data, part by part (nd_rep_json): the
+ * members of the data nodes of the report's document (nd_report_doc.c
+ * places them; nd_doc_new_json writes them as one object).
  */
 #include "nd_report_int.h"
 
@@ -552,43 +554,57 @@ j_thresholds(nd_report *r, nd_jw *w)
 }
 
 void
-nd_report_json(nd_report *r, nd_buf *b)
+nd_rep_json(nd_report *r, nd_jw *w, int part)
 {
-	nd_jw w;
-
-	nd_report_finish(r);
-	nd_jw_init(&w, b);
-	nd_jw_obj(&w);
-	nd_jw_kcstr(&w, "schema", ND_REPORT_SCHEMA);
-	if (nd_rep_is_comparison(r)) {
-		/* the trace-diff records as they came, in order */
-		nd_jw_kcstr(&w, "kind", "comparison");
-		nd_jw_key(&w, "records");
-		nd_jw_arr(&w);
-		for (size_t i = 0; i < r->ndiff; i++)
-			nd_jw_raw(&w, r->diff[i], strlen(r->diff[i]));
-		nd_jw_arr_end(&w);
-		nd_jw_obj_end(&w);
-		nd_buf_addc(b, '\n');
+	switch (part) {
+	case RJ_HEAD:
+		nd_jw_kcstr(w, "schema", ND_REPORT_SCHEMA);
+		if (nd_rep_is_comparison(r)) {
+			/* the trace-diff records as they came, in order */
+			nd_jw_kcstr(w, "kind", "comparison");
+			nd_jw_key(w, "records");
+			nd_jw_arr(w);
+			for (size_t i = 0; i < r->ndiff; i++)
+				nd_jw_raw(w, r->diff[i], strlen(r->diff[i]));
+			nd_jw_arr_end(w);
+			return;
+		}
+		nd_jw_kcstr(w, "kind", "report");
+		if (r->o.stamp)
+			nd_jw_kcstr(w, "stamp", r->o.stamp);
+		return;
+	case RJ_SOURCES:
+		j_sources(r, w);
+		j_hardware(r, w);
+		return;
+	case RJ_QUALITY:
+		j_quality(r, w);
+		return;
+	case RJ_STEPS:
+		j_steps(r, w);
+		return;
+	case RJ_BREAKDOWN:
+		j_breakdown(r, w);
+		return;
+	case RJ_OPS:
+		j_ops(r, w);
+		j_launch(r, w);
+		return;
+	case RJ_GAPS:
+		j_gaps(r, w);
+		return;
+	case RJ_REGIONS:
+		j_regions(r, w);
+		return;
+	case RJ_MEMORY:
+		j_memory(r, w);
+		return;
+	case RJ_PIPELINE:
+		nd_rep_pipe_json(r, w);
+		return;
+	case RJ_FINDINGS:
+		j_findings(r, w);
+		j_thresholds(r, w);
 		return;
 	}
-	nd_jw_kcstr(&w, "kind", "report");
-	if (r->o.stamp)
-		nd_jw_kcstr(&w, "stamp", r->o.stamp);
-	j_sources(r, &w);
-	j_hardware(r, &w);
-	j_quality(r, &w);
-	j_steps(r, &w);
-	j_breakdown(r, &w);
-	j_ops(r, &w);
-	j_launch(r, &w);
-	j_gaps(r, &w);
-	j_regions(r, &w);
-	j_memory(r, &w);
-	nd_rep_pipe_json(r, &w);
-	j_findings(r, &w);
-	j_thresholds(r, &w);
-	nd_jw_obj_end(&w);
-	nd_buf_addc(b, '\n');
 }
-

@@ -238,14 +238,8 @@ run_write(void *self, nd_out *o)
 	case ND_REPORT_PARTIAL:
 		write_partial(x->r, o, x->sources);
 		break;
-	case ND_REPORT_JSON:
-		nd_report_json(x->r, nd_out_buf(o));
-		break;
-	case ND_REPORT_HTML:
-		nd_report_write_doc(x->r, 1, o);
-		break;
 	default:
-		nd_report_write_doc(x->r, 0, o);
+		nd_report_write(x->r, x->format, o);
 	}
 }
 
