@@ -50,14 +50,19 @@ resolve(int argc, char **argv, const char *run, int all, nd_strv *files,
     nd_rundir_skips *skips)
 {
 	int used_run = 0;
+	nd_err err;
 
 	if (argc == 0)
 		nd_strv_add(files, nd_xstrdup("-"));
+	nd_err_clear(&err);
 	for (int i = 0; i < argc; i++) {
 		size_t from = files->n;
 
-		nd_rundir_resolve(argv[i], run, is_trace_name,
-		    "*.json[.gz] trace", files, skips, &used_run);
+		if (nd_rundir_resolve(argv[i], run, is_trace_name,
+		    "*.json[.gz] trace", files, skips, &used_run, &err) != 0) {
+			nd_strv_free(files);
+			nd_err_exit(&err);
+		}
 		nd_rundir_newest(files, from, all, skips);
 	}
 	if (run != NULL && !used_run)

@@ -71,13 +71,19 @@ resolve(int argc, char **argv, const char *run, nd_strv *files,
     nd_rundir_skips *skips)
 {
 	int used_run = 0;
+	nd_err err;
 
+	nd_err_clear(&err);
 	if (argc == 0)
-		nd_rundir_resolve("-", run, is_xplane_name, "*.xplane.pb",
-		    files, skips, &used_run);
-	for (int i = 0; i < argc; i++)
-		nd_rundir_resolve(argv[i], run, is_xplane_name,
-		    "*.xplane.pb", files, skips, &used_run);
+		(void)nd_rundir_resolve("-", run, is_xplane_name,
+		    "*.xplane.pb", files, skips, &used_run, &err);
+	for (int i = 0; i < argc && err.code == 0; i++)
+		(void)nd_rundir_resolve(argv[i], run, is_xplane_name,
+		    "*.xplane.pb", files, skips, &used_run, &err);
+	if (err.code != 0) {
+		nd_strv_free(files);
+		nd_err_exit(&err);
+	}
 	if (run != NULL && !used_run)
 		nd_die(ND_EXIT_ERROR, "--run %s: no log directory among the "
 		    "paths", run);

@@ -34,6 +34,11 @@
  * read_foreign, which reads it: the driver then reads the inputs in the
  * order given, each foreign one by its engine and each run of stream
  * inputs as one reading (end_input after each run).
+ * An engine whose input can be wrong in a way only it sees (a record it
+ * cannot use, an answer that does not exist) keeps the first such error
+ * and says so in error, which the driver asks after every callback (after
+ * each record too, so a filter writes nothing past the record at fault),
+ * then prints the one line and exits 2.
  * Every callback gets the engine's own state (self); NULL callbacks are
  * skipped.  Engines are written with designated initializers, so a
  * callback added here costs no other engine a line.
@@ -41,6 +46,7 @@
 #ifndef ND_ENGINE_H
 #define ND_ENGINE_H
 
+#include "nd_err.h"
 #include "nd_event.h"
 #include "nd_out.h"
 #include "nd_stream.h"
@@ -78,6 +84,7 @@ typedef struct nd_engine {
 	int (*done)(void *self);
 	int (*foreign)(void *self, const char *path);
 	void (*read_foreign)(void *self, const char *path);
+	const nd_err *(*error)(void *self);	/* NULL: none yet */
 } nd_engine;
 
 #endif

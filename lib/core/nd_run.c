@@ -13,14 +13,26 @@ struct run {
 	uint32_t cur;
 };
 
+/* An engine's error ends the run: the driver prints it (exit 2). */
+static void
+check(const nd_engine *e)
+{
+	const nd_err *err;
+
+	if (e->error != NULL && (err = e->error(e->self)) != NULL)
+		nd_err_exit(err);
+}
+
 static void
 end_source(struct run *r)
 {
 	if (!r->in_source)
 		return;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->e[i]->end_source != NULL)
+		if (r->e[i]->end_source != NULL) {
 			r->e[i]->end_source(r->e[i]->self);
+			check(r->e[i]);
+		}
 	r->in_source = 0;
 }
 
@@ -33,8 +45,10 @@ record(void *ctx, const nd_event *ev, const nd_source_info *si)
 		end_source(r);
 	r->in_source = 1;
 	r->cur = ev->source;
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < r->n; i++) {
 		r->e[i]->record(r->e[i]->self, ev, si);
+		check(r->e[i]);
+	}
 }
 
 /* Every engine says its answer is complete. */
@@ -59,9 +73,12 @@ end_input(void *ctx)
 
 	end_source(r);
 	for (size_t i = 0; i < r->n; i++)
-		if (r->e[i]->end_input != NULL &&
-		    r->e[i]->end_input(r->e[i]->self) == ND_ENGINE_AGAIN)
-			again = 1;
+		if (r->e[i]->end_input != NULL) {
+			if (r->e[i]->end_input(r->e[i]->self) ==
+			    ND_ENGINE_AGAIN)
+				again = 1;
+			check(r->e[i]);
+		}
 	if (!again)
 		return ND_DRIVE_OK;
 	for (size_t i = 0; i < r->n; i++)
@@ -76,6 +93,7 @@ load(void *ctx, nd_stream *st, const nd_event *ev)
 	nd_engine *e = ctx;
 
 	e->load(e->self, st, ev);
+	check(e);
 }
 
 /* The engine that reads path itself, or NULL: a stream. */
@@ -83,8 +101,13 @@ static nd_engine *
 foreign_of(nd_engine *const *e, size_t n, const char *path)
 {
 	for (size_t i = 0; i < n; i++)
-		if (e[i]->foreign != NULL && e[i]->foreign(e[i]->self, path))
-			return e[i];
+		if (e[i]->foreign != NULL) {
+			int is = e[i]->foreign(e[i]->self, path);
+
+			check(e[i]);
+			if (is)
+				return e[i];
+		}
 	return NULL;
 }
 
@@ -111,6 +134,7 @@ read_inputs(nd_engine *const *e, size_t n, char **paths, int npaths,
 
 		if (f != NULL) {
 			f->read_foreign(f->self, paths[i++]);
+			check(f);
 			f = i < npaths ? foreign_of(e, n, paths[i]) : NULL;
 			continue;
 		}
@@ -180,8 +204,10 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 		}
 	}
 	for (size_t i = 0; i < n; i++)
-		if (e[i]->finish != NULL)
+		if (e[i]->finish != NULL) {
 			e[i]->finish(e[i]->self, &res);
+			check(e[i]);
+		}
 	if (o == NULL)
 		o = nd_out_open(mode->out);
 	for (size_t i = 0; i < n; i++)

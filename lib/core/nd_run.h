@@ -5,7 +5,7 @@
  * once, reads partial results with their framing checked (nd_partial) for
  * --merge, and writes every engine's answer to one output (nd_out, -o
  * written atomically).  Input errors end the program with one line and
- * exit 2, as nd_stream's and nd_partial's.
+ * exit 2: nd_stream's, nd_partial's and the engines' (nd_engine.h).
  */
 #ifndef ND_RUN_H
 #define ND_RUN_H

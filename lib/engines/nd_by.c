@@ -206,17 +206,17 @@ nd_by_reset(const nd_by *b)
 	st->keys = nd_intern_new();
 }
 
-void
-nd_by_check(const nd_by *b, const char *opt)
+int
+nd_by_check(const nd_by *b, const char *opt, nd_err *err)
 {
 	const struct bystats *st = b->st;
 
 	if (st->calls == 0 || st->unseen == 0)
-		return;
+		return 0;
 	for (size_t i = 0; i < b->n; i++) {
 		uint32_t nk = nd_intern_count(st->keys);
 		const char **names;
-		static nd_buf list;	/* static: still reachable at exit */
+		nd_buf list = ND_BUF_INIT;
 
 		if (st->present[i] != 0)
 			continue;
@@ -232,11 +232,15 @@ nd_by_check(const nd_by *b, const char *opt)
 		if (nk >= CENSUS_MAX)
 			nd_buf_adds(&list, ", ...");
 		free(names);
-		nd_die(ND_EXIT_ERROR, "%s %s: %s; the spans have: %s", opt,
-		    b->k[i].key, is_standard(b->k[i].key) ?
-		    "no span has this key" : "not a standard key, and no span "
-		    "has it", list.len > 0 ? list.p : "(no keys)");
+		nd_err_set(err, NULL, ND_ERR_NONE, ND_ERR_NONE, "%s %s: %s; "
+		    "the spans have: %s", opt, b->k[i].key,
+		    is_standard(b->k[i].key) ? "no span has this key" :
+		    "not a standard key, and no span has it",
+		    list.len > 0 ? list.p : "(no keys)");
+		nd_buf_free(&list);
+		return -1;
 	}
+	return 0;
 }
 
 size_t

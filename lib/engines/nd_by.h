@@ -20,6 +20,7 @@
 
 #include "nd_agg.h"
 #include "nd_buf.h"
+#include "nd_err.h"
 #include "nd_event.h"
 #include "nd_json.h"
 #include "nd_stream.h"
@@ -50,10 +51,10 @@ int nd_by_sids(const nd_by *b, const nd_event *ev, uint32_t *ids);
 int nd_by_memo(const nd_by *b, const nd_event *ev, nd_idmemo *m,
     uint32_t lead, uint32_t *id, uint64_t *ik);
 /* After the last nd_by_key: when a key had no value on any of the records
- * given to nd_by_key (a typo, most likely), die with "prog: OPT KEY: no
+ * given to nd_by_key (a typo, most likely), -1 with the error "OPT KEY: no
  * span has this key; the spans have: a, b, args.c" (saying too when KEY is
- * not a standard key), exit 2.  No record at all is no error. */
-void nd_by_check(const nd_by *b, const char *opt);
+ * not a standard key) in err, else 0.  No record at all is no error. */
+int nd_by_check(const nd_by *b, const char *opt, nd_err *err);
 /* Forget what the records given so far had (the caller forgot their
  * figures: nd_scan's reset), so that nd_by_check speaks of the records
  * counted, whatever order they came in. */

@@ -47,6 +47,7 @@ struct hspan {
 };
 
 struct nd_contextout {
+	nd_err err;		/* the first error of the input (run_error) */
 	/* matching */
 	const char *pattern;
 	size_t patlen;
@@ -445,15 +446,24 @@ on_done(void *u, uint64_t id)
 
 /* --- the order policy and the run --- */
 
-static void
-need_int(const nd_event *ev, unsigned bit, const char *key)
+/* A span without one of the keys the context needs is the run's error
+ * (run_error): 0 when ev has them all. */
+static int
+need_ints(struct nd_contextout *p, const nd_event *ev)
 {
+	static const struct {
+		unsigned bit;
+		const char *key;
+	} need[] = { { ND_HAS_TS, "ts_ns" }, { ND_HAS_DUR, "dur_ns" },
+	    { ND_HAS_PID, "pid" }, { ND_HAS_TID, "tid" } };
 	nd_stream *st = nd_drive_stream();
 
-	if (!(ev->has & bit))
-		nd_die(ND_EXIT_ERROR, "%s:%llu: span record lacks \"%s\" "
-		    "(an integer)", nd_stream_file(st),
-		    (unsigned long long)nd_stream_lineno(st), key);
+	for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+		if (!(ev->has & need[i].bit))
+			return nd_err_line(&p->err, nd_stream_file(st),
+			    nd_stream_lineno(st), "span record lacks \"%s\" "
+			    "(an integer)", need[i].key);
+	return 0;
 }
 
 static uint64_t
@@ -669,10 +679,8 @@ run_record(void *u, const nd_event *ev, const nd_source_info *si)
 			write_end(p, ev);
 		break;
 	case ND_EV_SPAN:
-		need_int(ev, ND_HAS_TS, "ts_ns");
-		need_int(ev, ND_HAS_DUR, "dur_ns");
-		need_int(ev, ND_HAS_PID, "pid");
-		need_int(ev, ND_HAS_TID, "tid");
+		if (need_ints(p, ev) != 0)
+			return;
 		if (p->again) {
 			struct hspan *h;
 
@@ -825,6 +833,14 @@ nd_contextout_new(const nd_contextout_opts *o)
 	return p;
 }
 
+static const nd_err *
+run_error(void *u)
+{
+	struct nd_contextout *p = u;
+
+	return p->err.code != 0 ? &p->err : NULL;
+}
+
 nd_engine
 nd_contextout_engine(nd_contextout *p)
 {
@@ -837,6 +853,7 @@ nd_contextout_engine(nd_contextout *p)
 		.restart = run_restart,
 		.start = run_start,
 		.done = run_done,
+		.error = run_error,
 	};
 
 	return e;

@@ -387,11 +387,12 @@ nd_diff_reader_new(const nd_diff_opts *o)
 }
 
 nd_diff_side *
-nd_diff_reader_finish(nd_diff_reader *r)
+nd_diff_reader_finish(nd_diff_reader *r, nd_err *err)
 {
 	nd_diff_side *s = r->s;
 
-	nd_by_check(r->byk, "--by");
+	if (nd_by_check(r->byk, "--by", err) != 0)
+		return NULL;
 	summarise_steps(s, r->o);
 	free(s->pend);
 	free(s->freel);

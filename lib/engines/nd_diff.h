@@ -67,7 +67,9 @@ void nd_diff_reader_record(nd_diff_reader *r, const nd_event *ev,
 void nd_diff_reader_end_source(nd_diff_reader *r);
 int nd_diff_reader_end(nd_diff_reader *r);
 void nd_diff_reader_restart(nd_diff_reader *r);
-nd_diff_side *nd_diff_reader_finish(nd_diff_reader *r);
+/* The side read; NULL with err when it has no answer (a --by key no span
+ * has). */
+nd_diff_side *nd_diff_reader_finish(nd_diff_reader *r, nd_err *err);
 void nd_diff_reader_free(nd_diff_reader *r);
 void nd_diff_side_free(nd_diff_side *s);
 size_t nd_diff_side_sources(const nd_diff_side *s, const nd_diff_src **out);

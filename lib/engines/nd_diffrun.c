@@ -10,6 +10,7 @@
 
 struct nd_diffrun {
 	nd_diffrun_opts o;
+	nd_err err;		/* no answer (run_error) */
 	int cur;		/* the side of the records; -1: none */
 	nd_diff_reader *rd[2];	/* before, after; NULL once read */
 	nd_diff_side *side[2];
@@ -46,10 +47,13 @@ provenance(nd_diffrun *x)
 		if (sb[i].sha256 == NULL || sa[i].sha256 == NULL ||
 		    strcmp(sb[i].sha256, sa[i].sha256) != 0)
 			same = 0;
-	if (same && !x->o.allow_same)
-		nd_die(ND_EXIT_ERROR, "before and after are the same trace "
-		    "(sha256 %.16s...): comparing a trace with itself proves "
-		    "nothing (--allow-same to do it anyway)", sb[0].sha256);
+	if (same && !x->o.allow_same) {
+		nd_err_set(&x->err, NULL, ND_ERR_NONE, ND_ERR_NONE, "before "
+		    "and after are the same trace (sha256 %.16s...): "
+		    "comparing a trace with itself proves nothing "
+		    "(--allow-same to do it anyway)", sb[0].sha256);
+		return;
+	}
 	if (same)
 		add_warn(x, "before and after are the same trace (sha256 "
 		    "%.16s...%s)", sb[0].sha256, "");
@@ -77,7 +81,7 @@ side_end(nd_diffrun *x, int i)
 		return 1;
 	if ((x->again[i] = nd_diff_reader_end(x->rd[i])) != 0)
 		return 1;
-	x->side[i] = nd_diff_reader_finish(x->rd[i]);
+	x->side[i] = nd_diff_reader_finish(x->rd[i], &x->err);
 	nd_diff_reader_free(x->rd[i]);
 	x->rd[i] = NULL;
 	return 0;
@@ -153,6 +157,8 @@ run_finish(void *self, const nd_run_res *res)
 
 	(void)res;
 	provenance(x);
+	if (x->err.code != 0)
+		return;
 	if (nd_diff_side_steady(x->side[0])->count == 0 ||
 	    nd_diff_side_steady(x->side[1])->count == 0)
 		add_warn(x, "no steady steps on the %s side%s: no step or "
@@ -161,8 +167,10 @@ run_finish(void *self, const nd_run_res *res)
 		    "after", "");
 	nd_diff_compute(x->side[0], x->side[1], &x->o.o, &x->d);
 	if (nd_diff_verdict(&x->d, x->o.rules, x->o.nrules, &x->v, err,
-	    sizeof err) != 0)
-		nd_die(ND_EXIT_ERROR, "%s", err);
+	    sizeof err) != 0) {
+		nd_err_set(&x->err, NULL, ND_ERR_NONE, ND_ERR_NONE, "%s", err);
+		return;
+	}
 	for (size_t i = 0; i < x->v.nmissing; i++)
 		add_warn(x, "rule %s not evaluated: metric not available%s",
 		    x->v.missing[i], "");
@@ -195,6 +203,14 @@ nd_diffrun_new(const nd_diffrun_opts *o)
 	return x;
 }
 
+static const nd_err *
+run_error(void *self)
+{
+	nd_diffrun *x = self;
+
+	return x->err.code != 0 ? &x->err : NULL;
+}
+
 nd_engine
 nd_diffrun_engine(nd_diffrun *x)
 {
@@ -207,6 +223,7 @@ nd_diffrun_engine(nd_diffrun *x)
 		.restart = run_restart,
 		.finish = run_finish,
 		.write = run_write,
+		.error = run_error,
 	};
 
 	return e;

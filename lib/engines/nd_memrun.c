@@ -15,6 +15,7 @@ struct nd_memrun {
 	nd_memrun_opts o;
 	nd_out *out;
 	nd_mem *mem;
+	nd_err err;		/* the first error of an input it read */
 };
 
 static void
@@ -30,7 +31,7 @@ enum { K_STREAM, K_PICKLE, K_TIMELINE };
  * one) is sniffed: reading a pipe's first bytes would take them from the
  * stream reader that comes after. */
 static int
-kind_of(const nd_memrun *x, const char *path)
+kind_of(nd_memrun *x, const char *path)
 {
 	struct stat sb;
 	unsigned char c[64];
@@ -49,8 +50,12 @@ kind_of(const nd_memrun *x, const char *path)
 		return K_STREAM;
 	in = nd_in_open(path);
 	n = nd_in_peek(in, c, sizeof c);
-	if (nd_in_err(in) != NULL)
-		nd_err_exit(nd_in_err(in));
+	if (nd_in_err(in) != NULL) {
+		/* the run's error (eng_error), which the driver asks next */
+		nd_err_copy(&x->err, nd_in_err(in));
+		nd_in_close(in);
+		return K_PICKLE;
+	}
 	nd_in_close(in);
 	if (stdin_ && lseek(STDIN_FILENO, off, SEEK_SET) != off)
 		nd_die_errno(ND_EXIT_ERROR, "<stdin>: cannot rewind");
@@ -68,9 +73,20 @@ kind_of(const nd_memrun *x, const char *path)
 	return K_TIMELINE;
 }
 
+/* The input read whole into data: 0, or -1 with the run's error. */
+static int
+slurp(nd_memrun *x, nd_in *in, nd_buf *data)
+{
+	nd_in_slurp(in, data);
+	if (nd_in_err(in) == NULL)
+		return 0;
+	nd_err_copy(&x->err, nd_in_err(in));
+	return -1;
+}
+
 /* A PyTorch memory timeline export, read whole. */
 static void
-timeline(nd_mem *mem, const char *path)
+timeline(nd_memrun *x, const char *path)
 {
 	nd_in *in = nd_in_open(path);
 	nd_buf data = ND_BUF_INIT;
@@ -78,15 +94,15 @@ timeline(nd_mem *mem, const char *path)
 	char msg[512];
 	uint64_t off;
 
-	nd_in_slurp(in, &data);
-	if (nd_in_err(in) != NULL)
-		nd_err_exit(nd_in_err(in));
-	if (nd_memtl_parse(data.p != NULL ? data.p : "", data.len, &tl, msg,
-	    sizeof msg, &off) != 0)
-		nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(in),
-		    (unsigned long long)off + 1, msg);
-	nd_mem_timeline(mem, nd_in_name(in), &tl);
-	nd_memtl_free(&tl);
+	if (slurp(x, in, &data) != 0)
+		;
+	else if (nd_memtl_parse(data.p != NULL ? data.p : "", data.len, &tl,
+	    msg, sizeof msg, &off) != 0)
+		nd_err_byte(&x->err, nd_in_name(in), off + 1, "%s", msg);
+	else {
+		nd_mem_timeline(x->mem, nd_in_name(in), &tl);
+		nd_memtl_free(&tl);
+	}
 	nd_buf_free(&data);
 	nd_in_close(in);
 }
@@ -94,30 +110,27 @@ timeline(nd_mem *mem, const char *path)
 static void
 snapshot(nd_memrun *x, const char *path)
 {
-	nd_mem *mem = x->mem;
-	nd_out *out = x->out;
 	nd_in *in = nd_in_open(path);
 	nd_buf data = ND_BUF_INIT;
-	nd_pickle *pk;
+	nd_pickle *pk = NULL;
 	nd_pkerr err;
 	char msg[512];
 
-	nd_in_slurp(in, &data);
-	if (nd_in_err(in) != NULL)
-		nd_err_exit(nd_in_err(in));
-	pk = nd_pickle_load(data.p != NULL ? data.p : "", data.len, &err);
-	if (pk == NULL)
-		nd_die(ND_EXIT_ERROR, "%s: byte %llu: %s", nd_in_name(in),
-		    (unsigned long long)err.off, err.msg);
-	if (x->o.dump) {
-		nd_buf *b = nd_out_buf(out);
+	if (slurp(x, in, &data) != 0)
+		;
+	else if ((pk = nd_pickle_load(data.p != NULL ? data.p : "", data.len,
+	    &err)) == NULL)
+		nd_err_byte(&x->err, nd_in_name(in), err.off, "%s", err.msg);
+	else if (x->o.dump) {
+		nd_buf *b = nd_out_buf(x->out);
 
 		nd_pk_json(b, nd_pickle_root(pk));
 		nd_buf_addc(b, '\n');
-		nd_out_commit(out);
-	} else if (nd_mem_snapshot(mem, nd_in_name(in), nd_pickle_root(pk),
+		nd_out_commit(x->out);
+	} else if (nd_mem_snapshot(x->mem, nd_in_name(in), nd_pickle_root(pk),
 	    msg, sizeof msg) != 0)
-		nd_die(ND_EXIT_ERROR, "%s: %s", nd_in_name(in), msg);
+		nd_err_set(&x->err, nd_in_name(in), ND_ERR_NONE, ND_ERR_NONE,
+		    "%s: %s", nd_in_name(in), msg);
 	nd_pickle_free(pk);
 	nd_buf_free(&data);
 	nd_in_close(in);
@@ -164,7 +177,15 @@ eng_read_foreign(void *self, const char *path)
 	if (kind_of(x, path) == K_PICKLE)
 		snapshot(x, path);
 	else
-		timeline(x->mem, path);
+		timeline(x, path);
+}
+
+static const nd_err *
+eng_error(void *self)
+{
+	nd_memrun *x = self;
+
+	return x->err.code != 0 ? &x->err : NULL;
 }
 
 static void
@@ -197,6 +218,7 @@ nd_memrun_engine(nd_memrun *x)
 		.start = eng_start,
 		.foreign = eng_foreign,
 		.read_foreign = eng_read_foreign,
+		.error = eng_error,
 	};
 
 	return e;

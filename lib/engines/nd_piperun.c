@@ -17,6 +17,7 @@
 
 struct nd_piperun {
 	nd_piperun_opts a;
+	nd_err err;		/* no answer (eng_error) */
 	nd_pipe *p;
 	nd_out *o;
 	nd_partial_w pw;
@@ -85,10 +86,6 @@ write_answer(struct nd_piperun *r)
 	for (size_t i = 0; i < n && a->has_step; i++)
 		if (st[i].num == a->step)
 			one = &st[i];
-	if (a->has_step && one == NULL)
-		nd_die(ND_EXIT_ERROR, "--step %lld: no such step with forward/"
-		    "backward blocks (steps %lld to %lld)", (long long)a->step,
-		    (long long)st[0].num, (long long)st[n - 1].num);
 	if (a->svg) {
 		nd_pipe_svg_step(nd_out_buf(r->o), one != NULL ? one :
 		    nd_pipe_typical(st, n));
@@ -191,6 +188,35 @@ eng_load(void *self, nd_stream *st, const nd_event *ev)
 	}
 }
 
+/* The step --step asks for exists (else the run's error, run_error). */
+static void
+eng_finish(void *self, const nd_run_res *res)
+{
+	struct nd_piperun *r = self;
+	const nd_pipe_step *st;
+	size_t n;
+
+	(void)res;
+	if (r->a.partial || !r->a.has_step ||
+	    (n = nd_pipe_finish(r->p, &st)) == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].num == r->a.step)
+			return;
+	nd_err_set(&r->err, NULL, ND_ERR_NONE, ND_ERR_NONE, "--step %lld: "
+	    "no such step with forward/backward blocks (steps %lld to %lld)",
+	    (long long)r->a.step, (long long)st[0].num,
+	    (long long)st[n - 1].num);
+}
+
+static const nd_err *
+eng_error(void *self)
+{
+	struct nd_piperun *r = self;
+
+	return r->err.code != 0 ? &r->err : NULL;
+}
+
 static void
 eng_write(void *self, nd_out *o)
 {
@@ -233,7 +259,9 @@ nd_piperun_engine(nd_piperun *r)
 		.record = eng_record,
 		.end_input = eng_end_input,
 		.load = eng_load,
+		.finish = eng_finish,
 		.write = eng_write,
+		.error = eng_error,
 	};
 
 	return e;

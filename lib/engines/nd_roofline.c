@@ -19,6 +19,7 @@
 enum { C_DEVICE = 'd', C_HOST = 'h', C_ALL = 'a' };
 
 struct nd_roofline {
+	nd_err err;		/* no answer (eng_error) */
 	nd_roofline_opts o;
 	const nd_by *by;
 	nd_intern *keys;	/* class byte + nd_by key -> row */
@@ -924,11 +925,19 @@ eng_finish(void *self, const nd_run_res *rr)
 	nd_roofline *r = self;
 
 	(void)rr;
-	if (r->check_by)
-		nd_by_check(r->by, "--by");
+	if (r->check_by && nd_by_check(r->by, "--by", &r->err) != 0)
+		return;
 	r->nshow = nd_roofline_finish(r, &r->show, &r->showsum);
 	if (r->k > 0 && (size_t)r->k < r->nshow)
 		r->nshow = (size_t)r->k;
+}
+
+static const nd_err *
+eng_error(void *self)
+{
+	nd_roofline *r = self;
+
+	return r->err.code != 0 ? &r->err : NULL;
 }
 
 static void
@@ -954,6 +963,7 @@ nd_roofline_engine(nd_roofline *r, int fmt, int k, int check_by)
 		.record = eng_record,
 		.finish = eng_finish,
 		.write = eng_write,
+		.error = eng_error,
 	};
 
 	r->fmt = fmt;

@@ -25,6 +25,7 @@ static const char *const row_keys[] = {
 };
 
 struct nd_top {
+	nd_err err;		/* no answer (eng_error) */
 	nd_by *by;
 	size_t nby;		/* nd_by_count(by) */
 	int sort, wall, merge;
@@ -367,8 +368,8 @@ static void
 scanned(nd_top *t, const nd_scan_opts *so, const nd_scan_res *res,
     int check_by)
 {
-	if (check_by)
-		nd_by_check(t->by, "--by");
+	if (check_by && nd_by_check(t->by, "--by", &t->err) != 0)
+		return;
 	/* "" when nothing was aggregated: merges with any type */
 	snprintf(t->of, sizeof t->of, "%s", res->type[0] ? res->type :
 	    (so->type ? so->type : ""));
@@ -1038,14 +1039,25 @@ eng_finish(void *self, const nd_run_res *rr)
 	nd_scan_res res;
 
 	if (rr->merged) {
-		if (t->wall && !t->headers_wall)
-			nd_die(ND_EXIT_ERROR, "--merge --wall needs partial "
-			    "results made with --wall");
+		if (t->wall && !t->headers_wall) {
+			nd_err_set(&t->err, NULL, ND_ERR_NONE, ND_ERR_NONE,
+			    "--merge --wall needs partial results made with "
+			    "--wall");
+			return;
+		}
 		nd_prov_merged(&t->prov);
 		return;
 	}
 	nd_scan_result(t->sc, rr, &res);
 	scanned(t, &t->so, &res, t->check_by);
+}
+
+static const nd_err *
+eng_error(void *self)
+{
+	nd_top *t = self;
+
+	return t->err.code != 0 ? &t->err : NULL;
 }
 
 static void
@@ -1073,6 +1085,7 @@ nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
 		.load = eng_load,
 		.finish = eng_finish,
 		.write = eng_write,
+		.error = eng_error,
 	};
 
 	t->fmt = fmt;

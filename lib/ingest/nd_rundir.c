@@ -204,11 +204,11 @@ no_run(char *msg, size_t sz, const char *pdir, const char *run,
 	snprintf(msg, sz, "%s: no run '%s' (runs: %s)", pdir, run, l);
 }
 
-/* The message when path holds no runs: with --run, a run directory
- * itself is not a directory of runs. */
-static void
+/* The error when path holds no runs: with --run, a run directory itself
+ * is not a directory of runs. */
+static int
 no_runs(const char *path, const char *run, nd_rundir_match match,
-    const char *what)
+    const char *what, nd_err *err)
 {
 	nd_strv f = { 0 };
 	size_t n;
@@ -218,32 +218,36 @@ no_runs(const char *path, const char *run, nd_rundir_match match,
 		n = f.n;
 		nd_strv_free(&f);
 		if (n > 0)
-			nd_die(ND_EXIT_ERROR, "%s: --run %s: it is a run "
-			    "directory (%zu %s file%s in it), not a directory "
-			    "of runs: give it without --run", path, run, n,
-			    what, n == 1 ? "" : "s");
+			return nd_err_set(err, path, ND_ERR_NONE, ND_ERR_NONE,
+			    "%s: --run %s: it is a run directory (%zu %s "
+			    "file%s in it), not a directory of runs: give it "
+			    "without --run", path, run, n, what,
+			    n == 1 ? "" : "s");
 	}
-	nd_die(ND_EXIT_ERROR, "%s: no %s files in it, nor in runs under it "
-	    "or under its plugins/profile", path, what);
+	return nd_err_set(err, path, ND_ERR_NONE, ND_ERR_NONE, "%s: no %s "
+	    "files in it, nor in runs under it or under its plugins/profile",
+	    path, what);
 }
 
-void
+int
 nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
-    const char *what, nd_strv *files, nd_rundir_skips *sk, int *used_run)
+    const char *what, nd_strv *files, nd_rundir_skips *sk, int *used_run,
+    nd_err *err)
 {
 	static const char *const sub[] = { "plugins/profile", "profile", "" };
 	nd_strv runs = { 0 };
 	char *pdir = NULL, *rd;
 	size_t before = files->n;
+	int rc = 0;
 
 	if (strcmp(path, "-") == 0 || !is_dir(path)) {
 		nd_strv_add(files, nd_xstrdup(path));
-		return;
+		return 0;
 	}
 	if (run == NULL) {
 		list_files(path, match, files, sk, 1);
 		if (files->n > before)
-			return;		/* a run directory */
+			return 0;	/* a run directory */
 	}
 	for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
 		char *c = sub[i][0] ? join(path, sub[i]) : nd_xstrdup(path);
@@ -258,7 +262,7 @@ nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
 		free(c);
 	}
 	if (pdir == NULL)
-		no_runs(path, run, match, what);
+		return no_runs(path, run, match, what, err);
 	if (run != NULL)
 		*used_run = 1;
 	rd = join(pdir, run != NULL ? run : runs.v[runs.n - 1]);
@@ -267,15 +271,13 @@ nd_rundir_resolve(const char *path, const char *run, nd_rundir_match match,
 	if (files->n == before) {
 		char msg[4096];
 
-		/* freed first: a die leaves nothing behind to leak checkers */
 		no_run(msg, sizeof msg, pdir, run, &runs);
-		free(pdir);
-		nd_strv_free(&runs);
-		nd_strv_free(files);
-		nd_die(ND_EXIT_ERROR, "%s", msg);
+		rc = nd_err_set(err, pdir, ND_ERR_NONE, ND_ERR_NONE, "%s",
+		    msg);
 	}
 	free(pdir);
 	nd_strv_free(&runs);
+	return rc;
 }
 
 /* ---------- captures: WORKER.TIME.pt.trace.json[.gz] ---------- */

@@ -14,6 +14,8 @@
 #ifndef ND_RUNDIR_H
 #define ND_RUNDIR_H
 
+#include "nd_err.h"
+
 #include <stddef.h>
 
 typedef struct nd_strv {
@@ -41,12 +43,12 @@ void nd_rundir_list(const nd_strv *files, const nd_rundir_skips *sk);
 
 typedef int (*nd_rundir_match)(const char *name);
 
-/* Appends the files path stands for to files.  what names the files in
- * the error when a directory has none ("*.xplane.pb").  *used_run is set
- * when run was looked up. */
-void nd_rundir_resolve(const char *path, const char *run,
+/* Appends the files path stands for to files: 0, or -1 with err when a
+ * directory has none (what names them: "*.xplane.pb") or no run `run`.
+ * *used_run is set when run was looked up. */
+int nd_rundir_resolve(const char *path, const char *run,
     nd_rundir_match match, const char *what, nd_strv *files,
-    nd_rundir_skips *sk, int *used_run);
+    nd_rundir_skips *sk, int *used_run, nd_err *err);
 
 /* PyTorch's tensorboard_trace_handler names each capture
  * WORKER.TIME.pt.trace.json[.gz] (TIME in ms or ns since the epoch): keeps,
