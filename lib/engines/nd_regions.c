@@ -41,6 +41,7 @@ struct nd_rtree {
 };
 
 struct nd_regions {
+	nd_scan *sc;		/* first: the reading's (nd_scan_eng_*) */
 	nd_regions_opts o;
 	int merge;
 	nd_agg *agg;
@@ -50,7 +51,6 @@ struct nd_regions {
 	nd_rtree *tree;
 	int64_t total;
 	/* as an engine (nd_regions_engine) */
-	nd_scan *sc;
 	nd_scan_opts so;
 };
 
@@ -996,30 +996,6 @@ nd_regions_write(nd_regions *r, nd_out *o)
 static const char *const partial_body[] = { "region_group" };
 
 static void
-eng_record(void *self, const nd_event *ev, const nd_source_info *si)
-{
-	(void)nd_scan_feed(((nd_regions *)self)->sc, ev, si);
-}
-
-static void
-eng_end_source(void *self)
-{
-	nd_scan_end_source(((nd_regions *)self)->sc);
-}
-
-static int
-eng_end_input(void *self)
-{
-	return nd_scan_end_input(((nd_regions *)self)->sc);
-}
-
-static void
-eng_restart(void *self)
-{
-	nd_scan_restart(((nd_regions *)self)->sc);
-}
-
-static void
 eng_load(void *self, nd_stream *st, const nd_event *ev)
 {
 	merge_record(self, st, ev);
@@ -1054,10 +1030,11 @@ nd_regions_engine(nd_regions *r, const nd_scan_opts *opts, int merge)
 		.partial_type = "region_partial",
 		.partial_body = partial_body,
 		.npartial_body = 1,
-		.record = eng_record,
-		.end_source = eng_end_source,
-		.end_input = eng_end_input,
-		.restart = eng_restart,
+		/* the reading is nd_scan's (sc first in the state) */
+		.record = nd_scan_eng_record,
+		.end_source = nd_scan_eng_end_source,
+		.end_input = nd_scan_eng_end_input,
+		.restart = nd_scan_eng_restart,
 		.load = eng_load,
 		.finish = eng_finish,
 		.write = eng_write,

@@ -268,3 +268,30 @@ nd_scan_result(nd_scan *sc, const nd_run_res *rr, nd_scan_res *res)
 	res->sources = rr->sources;
 	res->passes = rr->passes;
 }
+
+/* self starts with its nd_scan * (nd_scan.h) */
+#define SCAN_OF(self) (*(nd_scan **)(self))
+
+void
+nd_scan_eng_record(void *self, const nd_event *ev, const nd_source_info *si)
+{
+	(void)nd_scan_feed(SCAN_OF(self), ev, si);
+}
+
+void
+nd_scan_eng_end_source(void *self)
+{
+	nd_scan_end_source(SCAN_OF(self));
+}
+
+int
+nd_scan_eng_end_input(void *self)
+{
+	return nd_scan_end_input(SCAN_OF(self));
+}
+
+void
+nd_scan_eng_restart(void *self)
+{
+	nd_scan_restart(SCAN_OF(self));
+}

@@ -105,6 +105,14 @@ void nd_scan_restart(nd_scan *sc);
  * figures of the last reading and of the driver's (sources, passes). */
 int nd_scan_end_input(nd_scan *sc);
 void nd_scan_result(nd_scan *sc, const nd_run_res *rr, nd_scan_res *res);
+/* The reading callbacks (record, end_source, end_input, restart) of such
+ * an engine whose state starts with its nd_scan * (nd_top, nd_regions):
+ * every record goes to the scan, which does the rest. */
+void nd_scan_eng_record(void *self, const nd_event *ev,
+    const nd_source_info *si);
+void nd_scan_eng_end_source(void *self);
+int nd_scan_eng_end_input(void *self);
+void nd_scan_eng_restart(void *self);
 
 /* "device", "host", "all" -> ND_TL_*; -1 if none. */
 int nd_scan_timelines(const char *s);

@@ -25,6 +25,7 @@ static const char *const row_keys[] = {
 };
 
 struct nd_top {
+	nd_scan *sc;		/* first: the reading's (nd_scan_eng_*) */
 	nd_err err;		/* no answer (eng_error) */
 	nd_by *by;
 	size_t nby;		/* nd_by_count(by) */
@@ -44,7 +45,6 @@ struct nd_top {
 	/* merge: every header had "wall" */
 	int headers_wall;
 	/* as an engine (nd_top_engine) */
-	nd_scan *sc;
 	nd_scan_opts so;
 	int fmt, k, check_by;
 };
@@ -999,34 +999,6 @@ nd_top_write(nd_top *t, nd_out *o, int fmt, int k)
 static const char *const partial_body[] = { "top_group", "top_busy" };
 
 static void
-eng_record(void *self, const nd_event *ev, const nd_source_info *si)
-{
-	nd_top *t = self;
-
-	(void)nd_scan_feed(t->sc, ev, si);
-}
-
-static void
-eng_end_source(void *self)
-{
-	nd_scan_end_source(((nd_top *)self)->sc);
-}
-
-static int
-eng_end_input(void *self)
-{
-	return nd_scan_end_input(((nd_top *)self)->sc);
-}
-
-static void
-eng_restart(void *self)
-{
-	nd_top *t = self;
-
-	nd_scan_restart(t->sc);
-}
-
-static void
 eng_load(void *self, nd_stream *st, const nd_event *ev)
 {
 	merge_record(self, st, ev);
@@ -1078,10 +1050,11 @@ nd_top_engine(nd_top *t, const nd_scan_opts *opts, int merge, int fmt,
 		.partial_type = "top_partial",
 		.partial_body = partial_body,
 		.npartial_body = sizeof partial_body / sizeof *partial_body,
-		.record = eng_record,
-		.end_source = eng_end_source,
-		.end_input = eng_end_input,
-		.restart = eng_restart,
+		/* the reading is nd_scan's (sc first in the state) */
+		.record = nd_scan_eng_record,
+		.end_source = nd_scan_eng_end_source,
+		.end_input = nd_scan_eng_end_input,
+		.restart = nd_scan_eng_restart,
 		.load = eng_load,
 		.finish = eng_finish,
 		.write = eng_write,
