@@ -51,8 +51,10 @@ stream(const uint8_t *data, size_t size)
 
 			p[n] = '\0';
 			if (nd_event_decode(&ev, p, n, &scratch, &err) == 0) {
-				if (ev.type == ND_EV_META && seen)
+				if (ev.type == ND_EV_META && seen) {
+					nd_mem_end_source(m);
 					source++;
+				}
 				seen = 1;
 				ev.source = source;
 				nd_mem_record(m, &ev, &si);

@@ -97,8 +97,6 @@ struct nd_context {
 	nd_context_ops ops;
 	void *u;
 
-	int has_source;
-	uint32_t source;
 	nd_intern *tlkeys;	/* (pid, tid) -> timeline id */
 	struct tl *tls;
 	size_t ntl, captl;
@@ -641,7 +639,6 @@ nd_context_end_source(nd_context *c)
 	while (c->nlive > 0)
 		live_done(c, c->live[0]);
 	release_source(c);
-	c->has_source = 0;
 }
 
 void
@@ -839,10 +836,6 @@ nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
 	nd_context_rel best = { 0, 0, 0 };
 	uint64_t id = 0;
 
-	if (c->has_source && ev->source != c->source)
-		nd_context_end_source(c);
-	c->has_source = 1;
-	c->source = ev->source;
 	t = tl_get(c, ev->pid, ev->tid);
 	if (t->nseq > 0 && nd_span_order(t->last_ts, t->last_dur, ev->ts_ns,
 	    ev->dur_ns) > 0) {

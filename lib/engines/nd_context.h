@@ -116,8 +116,8 @@ nd_context *nd_context_new(int64_t before, int64_t after, int overlapping,
 /* Releases everything without reporting more: end the source first. */
 void nd_context_free(nd_context *c);
 
-/* Add the next span (ev->source says its source; a new source ends the
- * previous one).  ts_ns, dur_ns, pid and tid must be present.  With
+/* Add the next span of the current source (nd_context_end_source ends
+ * it).  ts_ns, dur_ns, pid and tid must be present.  With
  * is_match the span is a match; its id is stored in *id when id != NULL.
  * ND_CTX_OK, or ND_CTX_ORDER with *oe filled (oe may be NULL). */
 int nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *id,

@@ -640,8 +640,6 @@ nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si)
 {
 	struct sample s;
 
-	if (m->active && ev->source != m->cur)
-		source_end(m);
 	if (!m->active)
 		source_begin(m, ev, si);
 	m->records++;
@@ -693,7 +691,7 @@ nd_mem_disordered(const nd_mem *m)
 }
 
 void
-nd_mem_stream_done(nd_mem *m)
+nd_mem_end_source(nd_mem *m)
 {
 	if (m->active)
 		source_end(m);
@@ -1226,7 +1224,7 @@ nd_mem_finish(nd_mem *m)
 	uint32_t *ix;
 	size_t n = 0;
 
-	nd_mem_stream_done(m);
+	nd_mem_end_source(m);
 	if (m->o.top <= 0 || m->nrows == 0)
 		return;
 	ix = nd_xmalloc(m->nrows * sizeof *ix);
@@ -2241,7 +2239,7 @@ nd_mem_snapshot(nd_mem *m, const char *source, const nd_pkv *root,
 	struct dev *D = NULL;
 	int rc = -1;
 
-	nd_mem_stream_done(m);
+	nd_mem_end_source(m);
 	memset(&S, 0, sizeof S);
 	S.m = m;
 	S.source = source;

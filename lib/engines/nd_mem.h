@@ -63,12 +63,12 @@ nd_mem *nd_mem_new(const nd_mem_opts *o, nd_buf *out,
     void (*commit)(void *ctx), void *ctx);
 void nd_mem_free(nd_mem *m);
 
-/* Stream input: every record of a stream, in order.  A change of
- * ev->source ends the previous source (its records are written then). */
+/* Stream input: every record of a stream, in order; the first after
+ * nd_mem_end_source (or the first of all) begins a source. */
 void nd_mem_record(nd_mem *m, const nd_event *ev, const nd_source_info *si);
-/* The stream ended: write the records of its last source.  The next
- * nd_mem_record begins a new source whatever its ev->source. */
-void nd_mem_stream_done(nd_mem *m);
+/* The source ends (nd_run's end_source, and the end of the stream): its
+ * records are written. */
+void nd_mem_end_source(nd_mem *m);
 /* 1 when nd_mem_opts.ordered met a record of a timeline that starts before
  * an earlier one of it: the attribution of samples to spans may be wrong;
  * read the input again without ordered. */

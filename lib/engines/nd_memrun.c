@@ -153,14 +153,12 @@ eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 	nd_mem_record(x->mem, ev, si);
 }
 
-/* A run of stream inputs ended. */
-static int
-eng_end_input(void *self)
+static void
+eng_end_source(void *self)
 {
 	nd_memrun *x = self;
 
-	nd_mem_stream_done(x->mem);
-	return ND_ENGINE_OK;
+	nd_mem_end_source(x->mem);
 }
 
 static int
@@ -213,7 +211,7 @@ nd_memrun_engine(nd_memrun *x)
 		.name = "mem",
 		.self = x,
 		.record = eng_record,
-		.end_input = eng_end_input,
+		.end_source = eng_end_source,
 		.finish = eng_finish,
 		.start = eng_start,
 		.foreign = eng_foreign,

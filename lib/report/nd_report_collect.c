@@ -263,6 +263,7 @@ nd_rep_end_source(nd_report *r)
 	nd_rep_strip_end_source(r);
 	nd_scan_end_source(r->scan);
 	nd_launch_end_source(r->launch);
+	nd_mem_end_source(r->mem);
 }
 
 /*

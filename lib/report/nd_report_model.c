@@ -282,7 +282,7 @@ model_memory(nd_report *r)
 	nd_everr err;
 	size_t i = 0;
 
-	nd_mem_stream_done(r->mem);
+	nd_mem_end_source(r->mem);
 	nd_mem_finish(r->mem);
 	nd_event_init(&ev);
 	while (i < r->membuf.len) {

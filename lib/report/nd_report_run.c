@@ -66,7 +66,7 @@ write_partial(nd_report *r, nd_out *o, uint32_t sources)
 	/* what nd_report_finish would do first */
 	nd_rep_end_source(r);
 	r->cur = -1;
-	nd_mem_stream_done(r->mem);
+	nd_mem_end_source(r->mem);
 	r->sources = sources > r->nsrc ? sources : (uint32_t)r->nsrc;
 	nd_partial_begin(&pw, o, &w, RP_HEADER);
 	nd_jw_kint(&w, "report", RP_FORMAT);
