@@ -296,3 +296,23 @@ nd_sort(void *base, size_t n, size_t size, nd_sort_cmp cmp, void *ctx)
 	free(s.buf);
 	free(s.tmp);
 }
+
+size_t
+nd_lower_bound(const void *base, size_t n, size_t size, size_t off,
+    int64_t key)
+{
+	const char *b = base;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t k;
+
+		memcpy(&k, b + mid * size + off, sizeof k);
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

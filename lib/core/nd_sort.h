@@ -21,6 +21,7 @@
 #define ND_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef int (*nd_sort_cmp)(const void *a, const void *b, void *ctx);
 
@@ -29,5 +30,11 @@ void nd_sort(void *base, size_t n, size_t size, nd_sort_cmp cmp, void *ctx);
 /* 1 when base[0..n) is already in order (non-descending). */
 int nd_sorted(const void *base, size_t n, size_t size, nd_sort_cmp cmp,
     void *ctx);
+
+/* Searching base[0..n), records of size bytes sorted by the int64_t at
+ * byte offset off of each (offsetof): the index of the first whose key is
+ * >= key, n when none (a lower bound, in log n). */
+size_t nd_lower_bound(const void *base, size_t n, size_t size, size_t off,
+    int64_t key);
 
 #endif

@@ -17,6 +17,7 @@
 #include "nd_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,17 +504,9 @@ rank_index(const nd_pipe *p, uint32_t si)
 {
 	const struct src *s = &p->src[si];
 	int64_t r = s->has_rank ? s->rank : (int64_t)si;
-	size_t lo = 0, hi = p->nrk;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->rk[mid].rank < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return nd_lower_bound(p->rk, p->nrk, sizeof *p->rk,
+	    offsetof(struct prank, rank), r);
 }
 
 static void

@@ -2216,16 +2216,9 @@ cmp_launch(const void *a, const void *b, void *ctx)
 static const launch *
 launch_find(const src *s, int64_t corr)
 {
-	size_t lo = 0, hi = s->nlaunches;
+	size_t lo = nd_lower_bound(s->launches, s->nlaunches,
+	    sizeof *s->launches, offsetof(launch, corr), corr);
 
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-
-		if (s->launches[m].corr < corr)
-			lo = m + 1;
-		else
-			hi = m;
-	}
 	return lo < s->nlaunches && s->launches[lo].corr == corr ?
 	    &s->launches[lo] : NULL;
 }

@@ -6,6 +6,7 @@
 
 #include "nd_sort.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +29,9 @@ swin_cmp(const void *a, const void *b, void *ctx)
 static const struct swin *
 strip_win_of(const struct sdev *d, int64_t num)
 {
-	size_t lo = 0, hi = d->nwin;
+	size_t lo = nd_lower_bound(d->win, d->nwin, sizeof *d->win,
+	    offsetof(struct swin, num), num);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->win[mid].num < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < d->nwin && d->win[lo].num == num ? &d->win[lo] : NULL;
 }
 
