@@ -381,6 +381,17 @@ md_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *out, int *prev)
 	nd_buf_adds(out, "\n");
 }
 
+/* A streaming document's nodes, once written. */
+static void
+drop_nodes(nd_doc *d)
+{
+	for (size_t i = 0; i < d->naux; i++)
+		free(d->aux[i].label);
+	d->n = d->naux = d->nfulls = 0;
+	nd_buf_reset(&d->text);
+	nd_buf_reset(&d->full);
+}
+
 /* A streaming document: each node written as the next one opens. */
 static void
 md_stream(nd_doc *d)
@@ -389,11 +400,7 @@ md_stream(nd_doc *d)
 		return;
 	for (size_t i = 0; i < d->n; i++)
 		md_node(d, &d->v[i], d->md, &d->md_prev);
-	for (size_t i = 0; i < d->naux; i++)
-		free(d->aux[i].label);
-	d->n = d->naux = d->nfulls = 0;
-	nd_buf_reset(&d->text);
-	nd_buf_reset(&d->full);
+	drop_nodes(d);
 	nd_doc_flush(d->md, d->md_flush, d->md_ctx);
 }
 
@@ -443,11 +450,7 @@ json_stream(nd_doc *d)
 			nd_buf_addc(d->js, ',');
 		nd_buf_add(d->js, d->text.p + x->off, x->len);
 	}
-	for (size_t i = 0; i < d->naux; i++)
-		free(d->aux[i].label);
-	d->n = d->naux = d->nfulls = 0;
-	nd_buf_reset(&d->text);
-	nd_buf_reset(&d->full);
+	drop_nodes(d);
 	nd_doc_flush(d->js, d->md_flush, d->md_ctx);
 }
 
