@@ -142,6 +142,28 @@ print(", ".join(sorted(keys)))' "$D/tf8.nd")
 	assert_equal "$output" "trace-topk: --by scope: no span has this key; the spans have: $want"
 }
 
+@test "shuffled: past 200 keys the --by error lists the 200 first in byte order, whatever order the spans come in" {
+	D="$BATS_TEST_TMPDIR"
+	# 300 spans, each with an args key of its own
+	"$PY" -c '
+import json
+for i in range(300):
+    print(json.dumps({"type": "span", "name": "op", "ts_ns": i * 10,
+                      "dur_ns": 5, "pid": 1, "tid": 1,
+                      "args": {"k%03d" % ((i * 7) % 300): 1}}))' >"$D/a.nd"
+	"$PY" "$BATS_TEST_DIRNAME/tools/shuffle_stream.py" --seed 3 <"$D/a.nd" >"$D/b.nd"
+	shuffled "$D/a.nd" "$D/b.nd"
+	want=$("$PY" -c '
+keys = ["args.k%03d" % i for i in range(300)] + ["args", "dur_ns", "name",
+        "pid", "tid", "ts_ns", "type"]
+print(", ".join(sorted(keys)[:200]) + ", ...")')
+	for f in a b; do
+		run trace-topk --timelines all -b args.nokey "$D/$f.nd"
+		assert_failure 2
+		assert_output "trace-topk: --by args.nokey: no span has this key; the spans have: $want"
+	done
+}
+
 @test "shuffled: the report's launch table on a shuffled job equals the ordered one and jq's count" {
 	D="$BATS_FILE_TMPDIR"
 	run trace-report --json "$D/dlrm.shuf"

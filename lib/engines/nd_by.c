@@ -22,16 +22,33 @@ struct bykey {
 
 /* What nd_by_key saw, for nd_by_check: whether each key had a value and,
  * while some key has had none yet, the keys the records have (so the cost
- * is one test a key once every key has been seen).  Behind a pointer so
- * that nd_by_key can note it through a const nd_by. */
+ * is one test a key once every key has been seen): the CENSUS_MAX first in
+ * byte order, whatever order the records come in, and whether there were
+ * more.  Behind a pointer so that nd_by_key can note it through a const
+ * nd_by. */
 #define CENSUS_MAX 200
+struct ckey {
+	char *s;
+	size_t n;
+};
 struct bystats {
 	uint64_t calls;
 	unsigned char *present;	/* per key: it had a value */
 	size_t unseen;		/* keys with present 0 */
-	nd_intern *keys;	/* the census, at most CENSUS_MAX keys */
+	struct ckey keys[CENSUS_MAX];	/* the census, in byte order */
+	size_t nkeys;
+	int more;		/* keys left out of it */
 	nd_buf tmp;
 };
+
+static void
+census_free(struct bystats *st)
+{
+	for (size_t i = 0; i < st->nkeys; i++)
+		free(st->keys[i].s);
+	st->nkeys = 0;
+	st->more = 0;
+}
 
 struct nd_by {
 	struct bykey *k;
@@ -69,7 +86,7 @@ nd_by_free(nd_by *b)
 	free(b->k);
 	if (b->st != NULL) {
 		free(b->st->present);
-		nd_intern_free(b->st->keys);
+		census_free(b->st);
 		nd_buf_free(&b->st->tmp);
 		free(b->st);
 	}
@@ -120,15 +137,50 @@ nd_by_parse(const char *spec, const char *const *reserved, size_t nreserved,
 	b->st = nd_xcalloc(1, sizeof *b->st);
 	b->st->present = nd_xcalloc(b->n, sizeof *b->st->present);
 	b->st->unseen = b->n;
-	b->st->keys = nd_intern_new();
 	return b;
+}
+
+/* <0, 0, >0 as s[0..n) sorts before, with or after k: bytes, then the
+ * shorter first. */
+static int
+ckey_cmp(const char *s, size_t n, const struct ckey *k)
+{
+	int c = memcmp(s, k->s, n < k->n ? n : k->n);
+
+	return c != 0 ? c : n < k->n ? -1 : n > k->n;
 }
 
 static void
 census_add(struct bystats *st, const char *s, size_t n)
 {
-	if (nd_intern_count(st->keys) < CENSUS_MAX)
-		(void)nd_intern_id(st->keys, s, n);
+	size_t lo = 0, hi = st->nkeys;
+
+	/* full, and after the last: the common case once full */
+	if (st->nkeys == CENSUS_MAX &&
+	    ckey_cmp(s, n, &st->keys[CENSUS_MAX - 1]) >= 0) {
+		st->more |= ckey_cmp(s, n, &st->keys[CENSUS_MAX - 1]) > 0;
+		return;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ckey_cmp(s, n, &st->keys[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < st->nkeys && ckey_cmp(s, n, &st->keys[lo]) == 0)
+		return;
+	if (st->nkeys == CENSUS_MAX) {	/* the last makes room */
+		free(st->keys[CENSUS_MAX - 1].s);
+		st->nkeys--;
+		st->more = 1;
+	}
+	memmove(st->keys + lo + 1, st->keys + lo,
+	    (st->nkeys - lo) * sizeof *st->keys);
+	st->keys[lo].s = nd_xstrndup(s, n);
+	st->keys[lo].n = n;
+	st->nkeys++;
 }
 
 /* The top-level and args keys of ev into the census. */
@@ -172,12 +224,6 @@ is_standard(const char *key)
 	return strncmp(key, "args.", 5) == 0;
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 void
 nd_by_note(const nd_by *b, const nd_event *ev, size_t i, int had)
 {
@@ -202,8 +248,7 @@ nd_by_reset(const nd_by *b)
 	st->calls = 0;
 	memset(st->present, 0, b->n);
 	st->unseen = b->n;
-	nd_intern_free(st->keys);
-	st->keys = nd_intern_new();
+	census_free(st);
 }
 
 int
@@ -214,24 +259,17 @@ nd_by_check(const nd_by *b, const char *opt, nd_err *err)
 	if (st->calls == 0 || st->unseen == 0)
 		return 0;
 	for (size_t i = 0; i < b->n; i++) {
-		uint32_t nk = nd_intern_count(st->keys);
-		const char **names;
 		nd_buf list = ND_BUF_INIT;
 
 		if (st->present[i] != 0)
 			continue;
-		names = nd_xcalloc(nk + 1, sizeof *names);
-		for (uint32_t j = 0; j < nk; j++)
-			names[j] = nd_intern_str(st->keys, j, NULL);
-		qsort(names, nk, sizeof *names, cmp_str);
-		for (uint32_t j = 0; j < nk; j++) {
+		for (size_t j = 0; j < st->nkeys; j++) {
 			if (j > 0)
 				nd_buf_adds(&list, ", ");
-			nd_buf_adds(&list, names[j]);
+			nd_buf_adds(&list, st->keys[j].s);
 		}
-		if (nk >= CENSUS_MAX)
+		if (st->more)
 			nd_buf_adds(&list, ", ...");
-		free(names);
 		nd_err_set(err, NULL, ND_ERR_NONE, ND_ERR_NONE, "%s %s: %s; "
 		    "the spans have: %s", opt, b->k[i].key,
 		    is_standard(b->k[i].key) ? "no span has this key" :
