@@ -111,6 +111,27 @@ for s in sorted(spans, key=lambda s: s["ts_ns"]):
 	assert_output 1
 }
 
+@test "names with NUL: rules see the whole name, the bytes after the NUL too (trace-context, trace-steps, trace-classify)" {
+	nul_stream > "$T/n.nd"
+	# the match after the NUL: "a\0y" only, both spans of it
+	run bash -c "trace-context --regex 'y\$' '$T/n.nd' | jq -c 'select(.type == \"span\" and .context.role == \"match\") | .name' | sort -u"
+	assert_output '"a\u0000y"'
+	run bash -c "trace-context --regex 'x\$' '$T/n.nd' | jq -c 'select(.type == \"span\" and .context.role == \"match\") | .name' | sort -u"
+	assert_output '"a\u0000x"'
+	# a step regex that needs the bytes after the NUL: the two host
+	# spans of "a\0y" and "a\0x" as steps 1 and 2 of their own number
+	printf '%s\n' '{"type":"meta","schema":"ndtrace/1","source":"s","format":"chrome","origin_ns":0,"host":null,"rank":null,"producer":"t"}' \
+	    '{"type":"span","ts_ns":0,"dur_ns":10,"name":"step\u00001","pid":1,"tid":1}' \
+	    '{"type":"span","ts_ns":20,"dur_ns":10,"name":"step\u00002","pid":1,"tid":1}' > "$T/s.nd"
+	run bash -c "trace-steps -x '([0-9]+)\$' '$T/s.nd' | jq -c 'select(.type == \"step\") | .step'"
+	assert_output '1
+2'
+	# a class rule on the name's end
+	printf 'communication\tnulcase\ty$\t*\t*\t*\t*\n' > "$T/r.tsv"
+	run bash -c "trace-classify -r '$T/r.tsv' '$T/n.nd' | jq -r 'select(.type == \"span\" and .family == \"nulcase\") | .name' | sort -u | od -c | head -1"
+	assert_output '0000000   a  \0   y  \n'
+}
+
 @test "messages on stderr show a name's or a path's controls as visible escapes" {
 	bad=$(printf 'no\nsuch\033]0;x\007')
 	run trace-topk "$T/$bad"

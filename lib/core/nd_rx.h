@@ -10,8 +10,9 @@
  * sees at most the first ND_RX_MAX bytes of a value (cut back to a UTF-8
  * character boundary); in a longer value "$" matches nowhere, since the
  * value does not end there.  A value of at most ND_RX_MAX bytes is
- * matched exactly as regexec(3) would; ndtrace(7), "Rules and long
- * names", is the reference.
+ * matched exactly as regexec(3) would, all of it: a NUL byte in a name
+ * (JSON's \u0000) is a character like any other, not its end.
+ * ndtrace(7), "Rules and long names", is the reference.
  */
 #ifndef ND_RX_H
 #define ND_RX_H
@@ -21,9 +22,9 @@
 
 #define ND_RX_MAX 4096
 
-/* regexec(re, s, nmatch, m, 0) on the first ND_RX_MAX bytes of the
- * NUL-terminated s; offsets in m are offsets in s. */
-int nd_rx_exec(const regex_t *re, const char *s, size_t nmatch,
+/* regexec(re, s, nmatch, m, REG_STARTEND) on the first ND_RX_MAX bytes of
+ * s[0..n); offsets in m are offsets in s. */
+int nd_rx_exec(const regex_t *re, const char *s, size_t n, size_t nmatch,
     regmatch_t *m);
 
 #endif

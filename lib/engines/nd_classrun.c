@@ -34,15 +34,17 @@ eng_record(void *self, const nd_event *ev, const nd_source_info *si)
 		nd_jval ln;
 		nd_event w = *ev;	/* shallow: written, not kept */
 
-		in.name = ev->name.p;
-		in.cat = ev->cat.p;
-		in.process = ev->process.p;
-		in.thread = ev->thread.p;
-		in.long_name = NULL;
+		in.name = ev->name;
+		in.cat = ev->cat;
+		in.process = ev->process;
+		in.thread = ev->thread;
+		in.long_name = ND_STR_NONE;
 		if (nd_event_arg(ev, "long_name", &ln) && ln.type == ND_JSTR) {
 			nd_buf_reset(&c->longname);
 			nd_json_unescape(&ln, &c->longname);
-			in.long_name = c->longname.p;
+			in.long_name.p = c->longname.p != NULL ?
+			    c->longname.p : "";
+			in.long_name.n = c->longname.len;
 		}
 		nd_classify(c->rules, &in, &out);
 		w.cls = nd_str_c(out.cls);

@@ -123,12 +123,7 @@ value_matches(struct nd_contextout *p, const char *s, size_t n)
 {
 	if (!p->use_re)
 		return n == p->patlen && memcmp(s, p->pattern, n) == 0;
-	if (s != p->val.p) {
-		nd_buf_reset(&p->val);
-		nd_buf_add(&p->val, s, n);
-	}
-	return nd_rx_exec(&p->re, p->val.p != NULL ? p->val.p : "", 0,
-	    NULL) == 0;
+	return nd_rx_exec(&p->re, s, n, 0, NULL) == 0;
 }
 
 /* The text of a JSON value for matching: a string's contents, any other

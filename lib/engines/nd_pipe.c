@@ -292,7 +292,7 @@ classify(nd_pipe *p, const nd_event *ev)
 		return *v;
 	*v = CLS_NONE;
 	for (int i = 0; i < RE_N; i++) {
-		if (nd_rx_exec(&p->re[i], ev->name.p, 10, m) != 0)
+		if (nd_rx_exec(&p->re[i], ev->name.p, ev->name.n, 10, m) != 0)
 			continue;
 		*v = (uint64_t)re_cls[i];
 		if (re_cls[i] != CLS_P2P && match_mb(ev->name.p, m, 10, &mb))

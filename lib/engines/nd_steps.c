@@ -176,7 +176,8 @@ nd_span_role_of(const nd_event *ev, const regex_t *re, nd_span_role *r)
 	if (ev->dur_ns > 0 && ev->name.p != NULL) {
 		regmatch_t m[2];
 
-		if (re != NULL && nd_rx_exec(re, ev->name.p, 2, m) == 0) {
+		if (re != NULL && nd_rx_exec(re, ev->name.p, ev->name.n, 2,
+		    m) == 0) {
 			r->marker = ND_SM_REGEX;
 			if (m[1].rm_so >= 0 && nd_step_number(ev->name.p +
 			    m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so),

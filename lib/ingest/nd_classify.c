@@ -578,13 +578,13 @@ memo_row(const nd_rules *r, int f, const char *v, size_t n)
 
 /* Rule i's pattern for field f on the memo's value of row. */
 static int
-memo_match(const struct rule *ru, int f, const char *v, uint8_t *row,
-    size_t i)
+memo_match(const struct rule *ru, int f, const char *v, size_t n,
+    uint8_t *row, size_t i)
 {
 	int sh = (int)(i % 4) * 2, a = row[i / 4] >> sh & 3;
 
 	if (a == 0) {
-		a = nd_rx_exec(&ru->re[f], v, 0, NULL) == 0 ? 1 : 2;
+		a = nd_rx_exec(&ru->re[f], v, n, 0, NULL) == 0 ? 1 : 2;
 		row[i / 4] |= (uint8_t)(a << sh);
 	}
 	return a == 1;
@@ -610,7 +610,7 @@ match_rules(const nd_rules *r, const char *const *fld, const size_t *len,
 				continue;
 			if (row[f] == NULL)
 				row[f] = memo_row(r, f, fld[f], len[f]);
-			if (!memo_match(ru, f, fld[f], row[f], i))
+			if (!memo_match(ru, f, fld[f], len[f], row[f], i))
 				break;
 		}
 		if (f < NFIELD)
@@ -624,15 +624,20 @@ match_rules(const nd_rules *r, const char *const *fld, const size_t *len,
 	out->family = fam != NULL ? fam : "other";
 }
 
+/* The cache's key: each field as its length (4 bytes) and its bytes, so
+ * that fields holding NUL cannot run into one another. */
 static int
 key_eq(const struct centry *e, const char *const *fld, const size_t *len)
 {
 	const char *k = e->key;
 
 	for (int f = 0; f < NFIELD; f++) {
-		if (memcmp(k, fld[f], len[f]) != 0 || k[len[f]] != '\0')
+		uint32_t l;
+
+		memcpy(&l, k, sizeof l);
+		if (l != len[f] || memcmp(k + sizeof l, fld[f], len[f]) != 0)
 			return 0;
-		k += len[f] + 1;
+		k += sizeof l + len[f];
 	}
 	return 1;
 }
@@ -669,17 +674,18 @@ nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out)
 	struct centry *e;
 	char *k;
 
-	fld[F_NAME] = in->name;
-	fld[F_LONG] = in->long_name;
-	fld[F_CAT] = in->cat;
-	fld[F_PROC] = in->process;
-	fld[F_THREAD] = in->thread;
+	const nd_str *in_f[NFIELD];
+
+	in_f[F_NAME] = &in->name;
+	in_f[F_LONG] = &in->long_name;
+	in_f[F_CAT] = &in->cat;
+	in_f[F_PROC] = &in->process;
+	in_f[F_THREAD] = &in->thread;
 	for (int f = 0; f < NFIELD; f++) {
-		if (fld[f] == NULL)
-			fld[f] = "";
-		len[f] = strlen(fld[f]);
+		fld[f] = in_f[f]->p != NULL ? in_f[f]->p : "";
+		len[f] = in_f[f]->p != NULL ? in_f[f]->n : 0;
 		h = nd_hash_u64(h ^ nd_hash_bytes(fld[f], len[f]));
-		klen += len[f] + 1;
+		klen += len[f] + sizeof(uint32_t);
 	}
 
 	if (c->tab != NULL)
@@ -707,9 +713,11 @@ nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out)
 	e->klen = klen;
 	e->key = k = nd_xmalloc(klen);
 	for (int f = 0; f < NFIELD; f++) {
-		memcpy(k, fld[f], len[f]);
-		k[len[f]] = '\0';
-		k += len[f] + 1;
+		uint32_t l = (uint32_t)len[f];
+
+		memcpy(k, &l, sizeof l);
+		memcpy(k + sizeof l, fld[f], len[f]);
+		k += sizeof l + len[f];
 	}
 	e->cls = out->cls;
 	e->family = out->family;

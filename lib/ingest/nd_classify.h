@@ -24,18 +24,21 @@
 #define ND_CLASSIFY_H
 
 #include "nd_err.h"
+#include "nd_event.h"
 
 #include <stdio.h>
 
 typedef struct nd_rules nd_rules;
 
 /* What a rule can look at.  Any field may be NULL (unknown). */
+/* The fields a rule sees, length-counted (a NUL in one is a byte like any
+ * other); p NULL: absent, as "". */
 typedef struct nd_class_in {
-	const char *name;	/* display name, e.g. "fusion.12", "ncclKernel_..." */
-	const char *long_name;	/* full name / HLO text, e.g. "%fusion.12 = ..." */
-	const char *cat;	/* source category, e.g. "kernel", "cpu_op", "xla_op" */
-	const char *process;	/* e.g. "/device:TPU:0", "/host:CPU" */
-	const char *thread;	/* e.g. "XLA Ops", "Stream #7(...)" */
+	nd_str name;		/* display name, e.g. "fusion.12", "ncclKernel_..." */
+	nd_str long_name;	/* full name / HLO text, e.g. "%fusion.12 = ..." */
+	nd_str cat;		/* source category, e.g. "kernel", "cpu_op", "xla_op" */
+	nd_str process;		/* e.g. "/device:TPU:0", "/host:CPU" */
+	nd_str thread;		/* e.g. "XLA Ops", "Stream #7(...)" */
 } nd_class_in;
 
 typedef struct nd_class_out {

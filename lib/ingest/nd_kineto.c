@@ -2602,32 +2602,22 @@ cls_frag(src *s, uint32_t o, uint32_t ti)
 	const op *po = &s->ops[o];
 	nd_class_in in;
 	nd_class_out out;
-	size_t n;
 
 	if (!isnew)
 		return *slot;
 	memset(&in, 0, sizeof in);
-	in.name = istr(s->strs, po->name, NULL);
-	in.long_name = po->lname != NONE32 ? istr(s->strs, po->lname, NULL) :
-	    NULL;
-	in.cat = po->cat != NONE32 ? istr(s->cats, po->cat, NULL) : NULL;
-	{
-		/* process and thread as NUL-terminated copies */
-		const char *p = tl_process(s, &s->tls[ti], &n);
-		char *pc = p != NULL ? nd_xstrndup(p, n) : NULL;
-		const char *t = tl_thread(s, &s->tls[ti], &n);
-		char *tc = t != NULL ? nd_xstrndup(t, n) : NULL;
-
-		in.process = pc;
-		in.thread = tc;
-		nd_classify(s->o->rules, &in, &out);
-		free(pc);
-		free(tc);
-	}
+	in.name.p = istr(s->strs, po->name, &in.name.n);
+	if (po->lname != NONE32)
+		in.long_name.p = istr(s->strs, po->lname, &in.long_name.n);
+	if (po->cat != NONE32)
+		in.cat.p = istr(s->cats, po->cat, &in.cat.n);
+	in.process.p = tl_process(s, &s->tls[ti], &in.process.n);
+	in.thread.p = tl_thread(s, &s->tls[ti], &in.thread.n);
+	nd_classify(s->o->rules, &in, &out);
 	nd_buf_reset(&s->scratch2);
-	if (in.cat != NULL) {
+	if (in.cat.p != NULL) {
 		nd_buf_adds(&s->scratch2, ",\"cat\":");
-		nd_json_put_str(&s->scratch2, in.cat, strlen(in.cat));
+		nd_json_put_str(&s->scratch2, in.cat.p, in.cat.n);
 	}
 	nd_buf_adds(&s->scratch2, ",\"class\":");
 	nd_json_put_str(&s->scratch2, out.cls, strlen(out.cls));

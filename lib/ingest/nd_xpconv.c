@@ -745,19 +745,14 @@ md_class(struct rctx *r, const struct line_ctx *lc, uint32_t k, int cat,
 		nd_buf *t = &cs->tmp;
 		nd_class_in in;
 		nd_class_out out;
-		size_t at;
 
-		nd_buf_reset(t);
-		nd_buf_add(t, disp.p, disp.n);
-		nd_buf_addc(t, '\0');
-		at = t->len;
-		nd_buf_add(t, md->name.p, md->name.n);
-		nd_buf_addc(t, '\0');
-		in.name = t->p;
-		in.long_name = t->p + at;
-		in.cat = cat_names[cat];
-		in.process = pc->process;
-		in.thread = lc->thread;
+		in.name.p = disp.p != NULL ? disp.p : "";
+		in.name.n = disp.n;
+		in.long_name.p = md->name.p != NULL ? md->name.p : "";
+		in.long_name.n = md->name.n;
+		in.cat = nd_str_c(cat_names[cat]);
+		in.process = nd_str_c(pc->process);
+		in.thread = nd_str_c(lc->thread);
 		out.cls = out.family = NULL;
 		nd_classify(r->pc->o->rules, &in, &out);
 		nd_buf_reset(t);
@@ -1716,34 +1711,21 @@ input_close(struct input *x)
 static int
 line_selected(const nd_xpconv_opts *o, const nd_xp_line *ln)
 {
-	char *a, *b;
-	int ok;
-
 	if (o->lines == NULL)
 		return 1;
-	a = nd_xstrndup(ln->name.p, ln->name.n);
-	b = nd_xstrndup(ln->display_name.p, ln->display_name.n);
-	ok = nd_rx_exec(o->lines, a, 0, NULL) == 0 ||
-	    (ln->display_name.n > 0 && nd_rx_exec(o->lines, b, 0, NULL) == 0);
-	free(a);
-	free(b);
-	return ok;
+	return nd_rx_exec(o->lines, ln->name.p, ln->name.n, 0, NULL) == 0 ||
+	    (ln->display_name.n > 0 && nd_rx_exec(o->lines,
+	    ln->display_name.p, ln->display_name.n, 0, NULL) == 0);
 }
 
 static int
 plane_selected(const nd_xpconv_opts *o, nd_xp_str name)
 {
-	char *a;
-	int ok;
-
 	if (o->device_only && !nd_xp_is_device_plane(name))
 		return 0;
 	if (o->planes == NULL)
 		return 1;
-	a = nd_xstrndup(name.p, name.n);
-	ok = nd_rx_exec(o->planes, a, 0, NULL) == 0;
-	free(a);
-	return ok;
+	return nd_rx_exec(o->planes, name.p, name.n, 0, NULL) == 0;
 }
 
 static int64_t

@@ -42,17 +42,17 @@ classify_lines(const nd_rules *r, long repeat)
 			if (fld[i] != NULL && *fld[i] == '\0')
 				fld[i] = NULL;
 		}
-		in.name = fld[0];
-		in.long_name = fld[1];
-		in.cat = fld[2];
-		in.process = fld[3];
-		in.thread = fld[4];
+		in.name = nd_str_c(fld[0]);
+		in.long_name = nd_str_c(fld[1]);
+		in.cat = nd_str_c(fld[2]);
+		in.process = nd_str_c(fld[3]);
+		in.thread = nd_str_c(fld[4]);
 		nd_classify(r, &in, &out);
 		for (long k = 1; k < repeat; k++) {
 			nd_classify(r, &in, &again);
 			if (again.cls != out.cls || again.family != out.family)
 				nd_die(2, "cache answer differs for '%s'",
-				    in.name ? in.name : "");
+				    fld[0] ? fld[0] : "");
 		}
 		printf("%s\t%s\n", out.cls, out.family);
 	}
