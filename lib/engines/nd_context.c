@@ -21,6 +21,9 @@ struct ent {
 	uint32_t dev;		/* interned device, NO_DEV */
 	unsigned host : 1, in_stack : 1, in_ring : 1, in_outq : 1,
 	    claimed : 1;
+	/* in the context of a match of its own timeline: its parent,
+	 * `before` or `after` span, or the match (before_spans) */
+	unsigned own : 1;
 	nd_context_rel claim;
 	size_t stk_pos;		/* index in its timeline's stk while open */
 	struct ent *next_free;
@@ -32,11 +35,11 @@ struct deq {
 	size_t head, n, cap;
 };
 
-/* A match collecting its `after` spans. */
+/* A match collecting its `after` spans: those of seq up to `until`. */
 struct pend {
 	uint64_t match;
 	int64_t ts;
-	int64_t left;
+	uint64_t until;
 };
 
 struct tl {
@@ -56,8 +59,10 @@ struct tl {
 	size_t ring_claimed;	/* ring[0..ring_claimed) are claimed */
 	int64_t ring_maxlen;	/* longest end_e - ts ever in the ring */
 	struct deq outq;	/* claimed, not yet written, seq ascending */
+	/* the matches collecting `after` spans, oldest first (a queue:
+	 * all count the same spans, so the oldest is done first) */
 	struct pend *pend;
-	size_t npend, cappend;
+	size_t pend_head, npend, cappend;
 	int dirty;
 };
 
@@ -110,8 +115,12 @@ struct nd_context {
 	nd_intern *wlkeys;	/* (timeline, device) -> index in wl */
 
 	uint64_t nmatch;
-	uint64_t *live;		/* ids of matches not done, ascending */
-	size_t nlive, caplive;
+	/* ids of matches not done, ascending, from live_head on; a done one
+	 * in the middle keeps its place with LIVE_DONE set (a removal costs
+	 * no move) until the queue is compacted */
+	uint64_t *live;
+	size_t live_head, nlivev, caplive;
+	size_t nlive;		/* not done */
 
 	uint32_t *dirty;
 	size_t ndirty, capdirty;
@@ -205,6 +214,7 @@ ent_maybe_free(nd_context *c, struct ent *e)
 	if (e->in_stack || e->in_ring || e->in_outq)
 		return;
 	e->claimed = 0;
+	e->own = 0;
 	e->next_free = c->free_ents;
 	c->free_ents = e;
 	c->held--;
@@ -300,31 +310,46 @@ flush_dirty(nd_context *c)
 
 /* --- matches --- */
 
+#define LIVE_DONE ((uint64_t)1 << 63)
+
 static void
 live_add(nd_context *c, uint64_t id)
 {
-	nd_grow(&c->live, &c->caplive, c->nlive + 1, sizeof *c->live);
-	c->live[c->nlive++] = id;
+	/* compact when the done ones are most of the queue */
+	if (c->nlivev - c->live_head > 2 * c->nlive + 64) {
+		size_t k = 0;
+
+		for (size_t i = c->live_head; i < c->nlivev; i++)
+			if (!(c->live[i] & LIVE_DONE))
+				c->live[k++] = c->live[i];
+		c->live_head = 0;
+		c->nlivev = k;
+	}
+	nd_grow(&c->live, &c->caplive, c->nlivev + 1, sizeof *c->live);
+	c->live[c->nlivev++] = id;
+	c->nlive++;
 }
 
 static void
 live_done(nd_context *c, uint64_t id)
 {
-	size_t lo = 0, hi = c->nlive;
+	size_t lo = c->live_head, hi = c->nlivev;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->live[mid] < id)
+		if ((c->live[mid] & ~LIVE_DONE) < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == c->nlive || c->live[lo] != id)
-		return;
-	memmove(&c->live[lo], &c->live[lo + 1],
-	    (c->nlive - lo - 1) * sizeof *c->live);
+	if (lo == c->nlivev || c->live[lo] != id)
+		return;		/* none, or done already */
+	c->live[lo] |= LIVE_DONE;
 	c->nlive--;
+	while (c->live_head < c->nlivev &&
+	    (c->live[c->live_head] & LIVE_DONE))
+		c->live_head++;
 	if (c->ops.done != NULL)
 		c->ops.done(c->u, id);
 }
@@ -637,7 +662,7 @@ nd_context_end_source(nd_context *c)
 		}
 	/* Every pending match is complete now, in id order. */
 	while (c->nlive > 0)
-		live_done(c, c->live[0]);
+		live_done(c, c->live[c->live_head]);
 	release_source(c);
 }
 
@@ -778,6 +803,36 @@ ent_of(nd_context *c, struct tl *t, const nd_event *ev)
 	return e;
 }
 
+/* The `before` spans of match id: the last `before` ended spans of t.
+ * Without a relate callback only the claims matter, and the walk from the
+ * newest stops at the first span in the context of an earlier match of t
+ * (own): every older span of the window is in one too (the earlier
+ * match's window reached at least as far back, or the span was its
+ * parent or `after` span), and so claimed.  So matches cost the spans
+ * they claim, not `before` each. */
+static void
+before_spans(nd_context *c, struct tl *t, uint64_t id, int64_t mts)
+{
+	size_t lo = t->ring.n > (size_t)c->before ?
+	    t->ring.n - (size_t)c->before : 0;
+
+	if (c->ops.relate == NULL) {
+		for (size_t i = t->ring.n; i > lo; i--) {
+			struct ent *x = deq_at(&t->ring, i - 1);
+
+			if (x->own)
+				break;
+			x->own = 1;
+			relate(c, x, id, ND_CTX_BEFORE, mts, 1);
+		}
+		return;
+	}
+	for (size_t i = lo; i < t->ring.n; i++) {
+		deq_at(&t->ring, i)->own = 1;
+		relate(c, deq_at(&t->ring, i), id, ND_CTX_BEFORE, mts, 1);
+	}
+}
+
 /* A new match e on timeline t: its id, and its relations to the open
  * spans (parents), the spans before it and itself; it opens its windows
  * (overlapping, after). */
@@ -794,15 +849,15 @@ add_match(nd_context *c, struct tl *t, struct ent *e)
 	 * spans cost each match only the new ones. */
 	for (size_t i = c->ops.relate != NULL ? 0 : t->stk_claimed;
 	    i < t->nstk; i++)
-		if (t->stk[i] != NULL)
+		if (t->stk[i] != NULL) {
+			t->stk[i]->own = 1;
 			relate(c, t->stk[i], id, ND_CTX_PARENT,
 			    e->pub.ts_ns, 1);
+		}
 	if (c->ops.write != NULL || c->ops.relate == NULL)
 		t->stk_claimed = t->nstk;
-	for (size_t i = t->ring.n > (size_t)c->before ?
-	    t->ring.n - (size_t)c->before : 0; i < t->ring.n; i++)
-		relate(c, deq_at(&t->ring, i), id, ND_CTX_BEFORE,
-		    e->pub.ts_ns, 1);
+	before_spans(c, t, id, e->pub.ts_ns);
+	e->own = 1;
 	relate(c, e, id, ND_CTX_MATCH, e->pub.ts_ns, 1);
 	w.ts = e->pub.ts_ns;
 	w.end_e = e->end_e;
@@ -817,12 +872,18 @@ add_match(nd_context *c, struct tl *t, struct ent *e)
 	if (c->after > 0) {
 		struct pend *p;
 
+		if (t->pend_head > 0 && t->pend_head * 2 >= t->npend) {
+			memmove(t->pend, t->pend + t->pend_head,
+			    (t->npend - t->pend_head) * sizeof *t->pend);
+			t->npend -= t->pend_head;
+			t->pend_head = 0;
+		}
 		nd_grow(&t->pend, &t->cappend, t->npend + 1,
 		    sizeof *t->pend);
 		p = &t->pend[t->npend++];
 		p->match = id;
 		p->ts = e->pub.ts_ns;
-		p->left = c->after;
+		p->until = e->pub.seq + (uint64_t)c->after;
 	}
 	return id;
 }
@@ -855,26 +916,27 @@ nd_context_add(nd_context *c, const nd_event *ev, int is_match, uint64_t *idp,
 	e = ent_of(c, t, ev);
 	close_before(c, t, ev->ts_ns);
 
-	/* Relations of the new span to earlier matches. */
-	for (size_t i = 0; i < t->npend; ) {
-		struct pend *p = &t->pend[i];
+	/* Relations of the new span to earlier matches: each with a
+	 * relate callback, else only the oldest's (the claim); then the
+	 * matches this span completes, at the front of the queue. */
+	if (t->pend_head < t->npend) {
+		const struct pend *p = &t->pend[t->pend_head];
 
-		relate(c, e, p->match, ND_CTX_AFTER, p->ts, 0);
-		if (best.match == 0) {
-			best.match = p->match;
-			best.role = ND_CTX_AFTER;
-			best.offset_ns = e->pub.ts_ns - p->ts;
-		}
-		if (--p->left == 0) {
-			uint64_t m = p->match;
+		e->own = 1;
+		best.match = p->match;
+		best.role = ND_CTX_AFTER;
+		best.offset_ns = e->pub.ts_ns - p->ts;
+	}
+	if (c->ops.relate != NULL)
+		for (size_t i = t->pend_head; i < t->npend; i++)
+			relate(c, e, t->pend[i].match, ND_CTX_AFTER,
+			    t->pend[i].ts, 0);
+	while (t->pend_head < t->npend &&
+	    t->pend[t->pend_head].until <= e->pub.seq) {
+		uint64_t m = t->pend[t->pend_head++].match;
 
-			memmove(p, p + 1, (t->npend - i - 1) * sizeof *p);
-			t->npend--;
-			if (!c->overlapping)
-				live_done(c, m);
-		} else {
-			i++;
-		}
+		if (!c->overlapping)
+			live_done(c, m);
 	}
 	if (c->nwl > 0)
 		overlap_windows(c, e, &best);
