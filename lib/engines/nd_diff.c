@@ -390,14 +390,16 @@ nd_diff_side *
 nd_diff_reader_finish(nd_diff_reader *r, nd_err *err)
 {
 	nd_diff_side *s = r->s;
+	int bad = nd_by_check(r->byk, "--by", err) != 0;
 
-	if (nd_by_check(r->byk, "--by", err) != 0)
-		return NULL;
-	summarise_steps(s, r->o);
+	if (!bad)
+		summarise_steps(s, r->o);
 	free(s->pend);
 	free(s->freel);
 	s->pend = NULL;
 	s->freel = NULL;
+	if (bad)
+		return NULL;	/* the side is the reader's to free */
 	r->s = NULL;
 	return s;
 }
