@@ -40,6 +40,7 @@ jq_vs_c() {
 		s k2021 ',"cat":"Kernel"'
 		s m2021 ',"cat":"Memcpy"'
 		s annot ',"cat":"gpu_user_annotation","device":"GPU:0"'
+		s profiler ',"cat":"Trace","process":"Spans","thread":"PyTorch Profiler"'
 		s cpuop ',"cat":"cpu_op","device":"GPU:1"'
 		s py ',"cat":"python_function"'
 		s launch ',"cat":"cuda_runtime"'
@@ -60,7 +61,8 @@ jq_vs_c() {
 	assert_success
 	assert_output "$(printf '%s\n' device$'\t'kernel device$'\t'memcpy \
 	    device$'\t'memset device$'\t'sync device$'\t'gpuop device$'\t'k2021 \
-	    device$'\t'm2021 annot$'\t'annot host$'\t'cpuop host$'\t'py \
+	    device$'\t'm2021 annot$'\t'annot annot$'\t'profiler \
+	    host$'\t'cpuop host$'\t'py \
 	    host$'\t'launch device$'\t'mtia host$'\t'mtiart device$'\t'hpu \
 	    device$'\t'xla annot$'\t'steps annot$'\t'modules annot$'\t'nscope \
 	    device$'\t'xkernel device$'\t'nothread host$'\t'hostline \

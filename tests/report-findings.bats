@@ -329,3 +329,27 @@ stream_ranks() { # [RANK...]
 	assert_line "$(printf '| steady steps | %s | %.1f %% | %.1f %% |' \
 	    "$(awk -v n="$1" 'BEGIN { printf "%.3f ms", n / 1e6 }')" "$2" "$3")"
 }
+
+@test "the profiler's own span is no work: a Kineto rank's idle device time is idle, and the headline says so (python3)" {
+	# hta_sampled_rank-0: Kineto's "PyTorch Profiler (0)" (cat Trace)
+	# covers the whole capture; counted as host work it made every idle
+	# moment "the host works" (device_idle 0 %, host_bound 56.8 %)
+	chrome2ndjson "$FIXTURES/chrome/hta_sampled_rank-0.json.gz" > "$T/s.ndjson"
+	run jq -rs '(map(select(.type == "span")) | [(map(.ts_ns) | min), (map(.ts_ns + .dur_ns) | max)]) as [$a, $b]
+	    | map(select(.type == "span" and .cat == "Trace"))
+	    | map("\(.name) \(.dur_ns * 100 / ($b - $a) | floor)") | .[]' "$T/s.ndjson"
+	assert_output "PyTorch Profiler (0) 100"
+	# the steady step (552, warm-up 1) on GPU:0 as the independent step
+	# checker splits it, by the rule of ndtrace(7) that leaves the span out
+	want=$("$PY" "$TOOLS/steps_check.py" --per-device "$T/s.ndjson" |
+	    jq -rs 'map(select(.step == 552)) | .[0] | "\(.dur_ns) \(.host_ns) \(.idle_ns)"')
+	set -- $want
+	[ "$3" -gt $(($1 / 10)) ]	# idle is more than the rule's 10 %
+	run bash -c "trace-report --json '$T/s.ndjson' | jq -r '.breakdown.all_devices | \"\(.dur_ns) \(.host_ns) \(.idle_ns)\"'"
+	assert_output "$1 $2 $3"
+	# the first finding is the idle device, with the time it explains
+	run bash -c "trace-report --json '$T/s.ndjson' | jq -r '.findings[0] | \"\(.rule) \(.explains_ns)\"'"
+	assert_output "device_idle $3"
+	run bash -c "trace-report '$T/s.ndjson' | sed -n '/findings, ranked/,\$p' | grep -m1 '^### '"
+	assert_output "### device_idle"
+}

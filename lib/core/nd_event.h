@@ -172,11 +172,13 @@ const char *nd_sid_str(uint32_t id, size_t *n);
  *                   `process` is a device lane of torch_npu (Ascend:
  *                   nd_ascend_lane), or starts with "/device:" (XPlane)
  *                   and `thread` is not a derived line (ND_KIND_ANNOT_LINES);
- *   ND_KIND_ANNOT   a device annotation: `cat` gpu_user_annotation, a
- *                   derived lane of torch_npu (nd_ascend_lane), or a
- *                   span on a derived line of a /device: process (Steps,
- *                   XLA Modules, TensorFlow Name Scope, ...): they repeat
- *                   time the op lines already hold;
+ *   ND_KIND_ANNOT   an annotation: `cat` gpu_user_annotation, the
+ *                   profiler's own span (`cat` Trace: Kineto's "PyTorch
+ *                   Profiler (0)" over the whole capture), a derived lane
+ *                   of torch_npu (nd_ascend_lane), or a span on a derived
+ *                   line of a /device: process (Steps, XLA Modules,
+ *                   TensorFlow Name Scope, ...): they repeat time other
+ *                   spans hold, or mark the capture, and are no work;
  *   ND_KIND_HOST    everything else (CPU ops, runtime calls, annotations).
  * `device` plays no part: chrome2ndjson labels a rank's host threads with
  * its GPU when the trace names the process so.  Nor does `class`: it says
@@ -188,6 +190,9 @@ enum { ND_KIND_HOST = 1, ND_KIND_DEVICE = 2, ND_KIND_ANNOT = 4 };
 	"Framework Name Scope, Source code, Launch Stats"
 /* The rule on the three fields (an absent one: ND_STR_NONE). */
 int nd_kind_of(nd_str cat, nd_str process, nd_str thread);
+/* 1 when `cat` puts a span on a device's lane: a device op's, or a device
+ * annotation's (not the profiler's own span). */
+int nd_cat_on_device(nd_str cat);
 /* ev->kind when decoded, else the rule on ev's fields. */
 static inline int nd_event_kind(const nd_event *ev);
 

@@ -710,8 +710,7 @@ op_classify(src *s, op *o)
 	o->elem = NONE32;
 	o->tie = 4;
 	/* on the device: a device op or annotation by its category */
-	if (cat != NULL && nd_kind_of((nd_str){ cat, cn }, ND_STR_NONE,
-	    ND_STR_NONE) != ND_KIND_HOST) {
+	if (cat != NULL && nd_cat_on_device((nd_str){ cat, cn })) {
 		o->flags |= OP_DEVICE;
 		o->tie = 6;
 	}

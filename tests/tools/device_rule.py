@@ -15,7 +15,7 @@ def kind(r):
         c = cat.lower()
         if c in DEVICE_CATS:
             return "device"
-        if c == "gpu_user_annotation":
+        if c in ("gpu_user_annotation", "trace"):
             return "annot"
     p = r.get("process")
     if p in ("Ascend Hardware", "Communication"):
