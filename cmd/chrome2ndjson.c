@@ -14,7 +14,7 @@
 
 static const char usage_text[] =
 "usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] "
-    "[-o file] [--rank n] [-r file] [--run name] [path ...]\n"
+    "[-o file] [--rank n] [-r file] [--rules-add file] [--run name] [path ...]\n"
 "      --all-captures\n"
 "                     every capture of each worker in a directory, not the\n"
 "                     newest only\n"
@@ -22,6 +22,8 @@ static const char usage_text[] =
 "  -o, --output FILE  write to FILE (atomically) instead of stdout\n"
 "      --rank N       rank for inputs without distributedInfo.rank\n"
 "  -r, --rules FILE   classification rules (TSV, see trace-classify(1))\n"
+"      --rules-add FILE\n"
+"                     the rules in FILE, then the built-in ones\n"
 "      --no-args      leave out the args of every record\n"
 "      --no-flows     do not write flow records (count them as skipped)\n"
 "      --run NAME     the run of a directory of runs to read (default: last)\n"
@@ -73,13 +75,14 @@ resolve(int argc, char **argv, const char *run, int all, nd_strv *files,
 int
 main(int argc, char **argv)
 {
-	enum { O_RANK = 256, O_RULES, O_NOARGS, O_NOFLOWS, O_ALL, O_LIST,
+	enum { O_RANK = 256, O_RULES, O_RULES_ADD, O_NOARGS, O_NOFLOWS, O_ALL, O_LIST,
 	    O_RUN };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "rank", required_argument, NULL, O_RANK },
 		{ "rules", required_argument, NULL, O_RULES },
+		{ "rules-add", required_argument, NULL, O_RULES_ADD },
 		{ "no-args", no_argument, NULL, O_NOARGS },
 		{ "no-flows", no_argument, NULL, O_NOFLOWS },
 		{ "all-captures", no_argument, NULL, O_ALL },
@@ -89,12 +92,12 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	nd_kineto_opts o;
-	const char *opath = NULL, *rules = NULL, *run = NULL;
+	const char *opath = NULL, *run = NULL;
+	nd_rules_opt ro = { NULL, 0 };
 	nd_strv files = { 0 };
 	nd_rundir_skips skips = { 0 };
 	int all = 0, list = 0;
-	nd_rules *loaded = NULL;
-	nd_err rerr = { 0 };
+	nd_rules *loaded;
 	nd_out *out;
 	nd_err err;
 	int c;
@@ -119,7 +122,8 @@ main(int argc, char **argv)
 			break;
 		case 'r':
 		case O_RULES:
-			rules = optarg;
+		case O_RULES_ADD:
+			nd_rules_opt_set(&ro, optarg, c == O_RULES_ADD);
 			break;
 		case O_NOARGS:
 			o.no_args = 1;
@@ -146,10 +150,7 @@ main(int argc, char **argv)
 		o.budget = (size_t)nd_cli_int("CHROME2NDJSON_BUDGET",
 		    getenv("CHROME2NDJSON_BUDGET"), 1, INT32_MAX);
 	o.stats = getenv("CHROME2NDJSON_STATS") != NULL;
-	if (rules == NULL)
-		o.rules = nd_rules_default();
-	else if ((o.rules = loaded = nd_rules_load(rules, &rerr)) == NULL)
-		nd_err_exit(&rerr);
+	o.rules = nd_rules_opt_load(&ro, &loaded);
 	resolve(argc, argv, run, all, &files, &skips);
 	if (list) {
 		nd_rundir_list(&files, &skips);

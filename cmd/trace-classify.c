@@ -15,14 +15,15 @@
 #include <string.h>
 
 static const char usage_text[] =
-"usage: trace-classify [-hV] [-o file] [-r rules] [--print-rules] [file ...]\n"
+"usage: trace-classify [-hV] [-o file] [-r rules] [--rules-add rules] [--print-rules] [file ...]\n"
 "  -o, --output FILE   write to FILE (replaced atomically) instead of stdout\n"
 "  -r, --rules FILE    use the rule table in FILE instead of the built-in one\n"
+"      --rules-add FILE the rules in FILE, then the built-in ones\n"
 "      --print-rules   print the rule table in the form --rules reads, exit\n"
 "  -h, --help          show this help and exit\n"
 "  -V, --version       show the version and exit\n";
 
-enum { OPT_PRINT_RULES = 256 };
+enum { OPT_PRINT_RULES = 256, OPT_RULES_ADD };
 
 static void
 print_rules(const nd_rules *r, const char *outpath)
@@ -63,12 +64,13 @@ main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "print-rules", no_argument, NULL, OPT_PRINT_RULES },
 		{ "rules", required_argument, NULL, 'r' },
+		{ "rules-add", required_argument, NULL, OPT_RULES_ADD },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *outpath = NULL, *rulespath = NULL;
-	nd_rules *loaded = NULL;
-	nd_err rerr = { 0 };
+	const char *outpath = NULL;
+	nd_rules_opt ro = { NULL, 0 };
+	nd_rules *loaded;
 	const nd_rules *r;
 	int ch, print = 0;
 
@@ -81,7 +83,8 @@ main(int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'r':
-			rulespath = optarg;
+		case OPT_RULES_ADD:
+			nd_rules_opt_set(&ro, optarg, ch == OPT_RULES_ADD);
 			break;
 		case 'V':
 			nd_cli_version();
@@ -94,10 +97,7 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 
-	if (rulespath == NULL)
-		r = nd_rules_default();
-	else if ((r = loaded = nd_rules_load(rulespath, &rerr)) == NULL)
-		nd_err_exit(&rerr);
+	r = nd_rules_opt_load(&ro, &loaded);
 	if (print) {
 		if (argc > 0)
 			nd_die(ND_EXIT_ERROR, "--print-rules takes no file "

@@ -17,7 +17,7 @@
 
 static const char usage_text[] =
 "usage: xplane2ndjson [-hV] [--device-only] [--lines regex] [--list] "
-"[--no-args] [--planes regex] [--print-rules] [-r file] [--run name] "
+"[--no-args] [--planes regex] [--print-rules] [-r file] [--rules-add file] [--run name] "
 "[-o file] [path ...]\n"
 "  --device-only     only /device:* planes\n"
 "  --lines REGEX     only lines whose name or display name matches\n"
@@ -26,6 +26,7 @@ static const char usage_text[] =
 "  --planes REGEX    only planes whose name matches\n"
 "  --print-rules     print the classification rules (TSV), then exit\n"
 "  -r, --rules FILE  classify with the rules in FILE\n"
+"  --rules-add FILE  the rules in FILE, then the built-in ones\n"
 "  --run NAME        the run of a log directory to read (default: newest)\n"
 "  -o, --output FILE write to FILE (atomically) instead of stdout\n"
 "  -h, --help        show this help and exit\n"
@@ -108,7 +109,7 @@ int
 main(int argc, char **argv)
 {
 	enum { O_DEVICE = 256, O_LINES, O_LIST, O_NOARGS, O_PLANES, O_PRINT,
-	    O_RULES, O_RUN };
+	    O_RULES, O_RULES_ADD, O_RUN };
 	static const struct option opts[] = {
 		{ "device-only", no_argument, NULL, O_DEVICE },
 		{ "lines", required_argument, NULL, O_LINES },
@@ -117,16 +118,17 @@ main(int argc, char **argv)
 		{ "planes", required_argument, NULL, O_PLANES },
 		{ "print-rules", no_argument, NULL, O_PRINT },
 		{ "rules", required_argument, NULL, O_RULES },
+		{ "rules-add", required_argument, NULL, O_RULES_ADD },
 		{ "run", required_argument, NULL, O_RUN },
 		{ "output", required_argument, NULL, 'o' },
 		ND_CLI_STD_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *out = NULL, *run = NULL, *rules_path = NULL, *e;
+	const char *out = NULL, *run = NULL, *e;
+	nd_rules_opt ro = { NULL, 0 };
 	int list = 0, print = 0, c;
 	/* static: what they hold stays reachable on every way out */
 	static nd_rules *loaded;
-	nd_err rerr = { 0 };
 	static nd_xpconv_opts opt;
 	static regex_t planes, lines;
 	nd_strv files = { 0 };
@@ -164,7 +166,8 @@ main(int argc, char **argv)
 			break;
 		case 'r':
 		case O_RULES:
-			rules_path = optarg;
+		case O_RULES_ADD:
+			nd_rules_opt_set(&ro, optarg, c == O_RULES_ADD);
 			break;
 		case O_RUN:
 			run = optarg;
@@ -177,9 +180,8 @@ main(int argc, char **argv)
 
 	/* The built-in table is compiled when first needed (not for --list,
 	 * nor for a file that turns out to be damaged). */
-	if (rules_path != NULL && (opt.rules = loaded =
-	    nd_rules_load(rules_path, &rerr)) == NULL)
-		nd_err_exit(&rerr);
+	if (ro.path != NULL)
+		opt.rules = nd_rules_opt_load(&ro, &loaded);
 	if (print) {
 		nd_rules_print(opt.rules != NULL ? opt.rules :
 		    nd_rules_default(), stdout);

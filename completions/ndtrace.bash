@@ -2,10 +2,10 @@
 _ndtrace() {
 	local cur=${COMP_WORDS[COMP_CWORD]} opts
 	case ${1##*/} in
-	chrome2ndjson) opts="--all-captures --help --list --no-args --no-flows --output --quiet --rank --rules --run --version" ;;
+	chrome2ndjson) opts="--all-captures --help --list --no-args --no-flows --output --quiet --rank --rules-add --rules --run --version" ;;
 	ndjson2chrome) opts="--help --keep-derived --output --version" ;;
 	trace-check) opts="--help --max-problems --quiet --verbose --version" ;;
-	trace-classify) opts="--help --output --print-rules --rules --version" ;;
+	trace-classify) opts="--help --output --print-rules --rules-add --rules --version" ;;
 	trace-context) opts="--after-context --before-context --context --help --key --lookback --max --output --overlapping --regex --table --version" ;;
 	trace-diff) opts="--allow-same --by --drop-last --fail-on --help --history --label --last --output --step-regex --table --top --trend --version --warmup --warn-on --warn-on" ;;
 	trace-gaps) opts="--help --host-context --kernel-wait --level --merge --min --output --partial --step-regex --totals --unordered --version --within-steps" ;;
@@ -16,7 +16,7 @@ _ndtrace() {
 	trace-roofline) opts="--by --csv --device --help --output --peak-gbps --peak-tflops --print-peaks --table --timelines --top --version" ;;
 	trace-steps) opts="--drop-last --help --merge --output --partial --peak-tflops --per-device --print-peaks --ranks --step-regex --summary --version --warmup" ;;
 	trace-topk) opts="--by --csv --help --merge --output --overrun --partial --sort --table --timelines --top --type --unordered --version --wall" ;;
-	xplane2ndjson) opts="--device-only --help --lines --list --no-args --output --planes --print-rules --rules --run --version" ;;
+	xplane2ndjson) opts="--device-only --help --lines --list --no-args --output --planes --print-rules --rules-add --rules --run --version" ;;
 	*) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then

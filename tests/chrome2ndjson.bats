@@ -384,13 +384,13 @@ EOF
 	assert_line --index 0 "chrome2ndjson: invalid value for --rank: 'x'"
 	run chrome2ndjson --bogus
 	assert_failure 2
-	assert_line --index 1 'usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] [-o file] [--rank n] [-r file] [--run name] [path ...]'
+	assert_line --index 1 'usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] [-o file] [--rank n] [-r file] [--rules-add file] [--run name] [path ...]'
 	run chrome2ndjson "$T/missing.json"
 	assert_failure 2
 	assert_output "chrome2ndjson: $T/missing.json: No such file or directory"
 	run chrome2ndjson -h
 	assert_success
-	assert_line --index 0 'usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] [-o file] [--rank n] [-r file] [--run name] [path ...]'
+	assert_line --index 0 'usage: chrome2ndjson [-hqV] [--all-captures] [--list] [--no-args] [--no-flows] [-o file] [--rank n] [-r file] [--rules-add file] [--run name] [path ...]'
 }
 
 @test "--rules: a user's rule table decides class and family" {

@@ -56,6 +56,16 @@ communication | send-recv | _HostRecv | - | - | /host:CPU | tf_gpu_private_4/189
 host | convert | Cast | - | - | /host:CPU | tf_gpu_private_6/1085868292
 communication | all-reduce | ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem) | - | kernel | - | stream 7
 communication | all-gather | ncclDevKernel_AllGather_RING_LL | - | kernel | - | -
+communication | all-to-all | void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*, int4 const*, float const*, long const*, float const*, bool const*, int const*, int, int, int, int, int, int, int, int, void**, int, int, int, int) | - | kernel | - | -
+communication | all-to-all | void deep_ep::intranode::combine<__nv_bfloat16, 8, 768>(__nv_bfloat16*, float*, int4 const*, float const*, float const*, int const*, int const*, int, int, int, int, void**, int, int, int) | - | kernel | - | -
+communication | all-to-all | void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int, int const*, int*, int, int, int, bool const*, int*, int*, int*, int, void**, int**, int, int, int) | - | kernel | - | -
+communication | all-to-all | void deep_ep::internode_ll::dispatch<false, 3, 7168>(void*, float*, int*, long*, int*, int*, int*, void*, int*, void*, long*, void const*, long const*, int*, int*, int, int, int, int, int, int, int, int, int, int, bool) | - | kernel | - | -
+communication | all-to-all | dpsk::ep::combine_kernel | - | kernel | - | -
+communication | all-reduce | void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int) | - | kernel | - | -
+communication | all-reduce | void sglang::cross_device_reduce_2stage<half, 4>(sglang::RankData*, sglang::RankSignals, sglang::Signal*, half*, int, int) | - | kernel | - | -
+communication | all-reduce | void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 16, 8>(float**, unsigned long, unsigned long, float*, unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long) | - | kernel | - | -
+communication | collective | void nvshmemi_transfer_rma_kernel<(nvshmemi_op_t)0>(void*, void*, unsigned long, int) | - | kernel | - | -
+communication | collective | mscclKernel_Sum_float_Simple_false | - | kernel | - | -
 communication | send-recv | ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem) | - | kernel | - | -
 compute | matmul | ampere_sgemm_128x64_tn | - | kernel | - | -
 compute | matmul | volta_sgemm_128x64_nt | - | Kernel | - | -
@@ -305,6 +315,38 @@ E
 	assert_output $'host\tdataloader\nhost\tdataloader'
 }
 
+@test "--rules-add: the file's rules before the built-in ones, as --rules with them prepended; in the converters too" {
+	trace-classify --print-rules > "$T/builtin.rules"
+	printf 'communication\tall-to-all\tmy_moe_(dispatch|combine)\t*\t*\t*\t*\n' > "$T/add.rules"
+	cat "$T/add.rules" "$T/builtin.rules" > "$T/all.rules"
+	table_stream > "$T/s.nd"
+	{ for n in my_moe_dispatch my_moe_combine ampere_sgemm_128x64_tn; do
+		printf '{"type":"span","ts_ns":0,"dur_ns":1,"name":"%s","pid":1,"tid":1,"cat":"kernel"}\n' "$n"
+	  done; } >> "$T/s.nd"
+	trace-classify -r "$T/all.rules" "$T/s.nd" > "$T/want"
+	trace-classify --rules-add "$T/add.rules" "$T/s.nd" > "$T/got"
+	cmp "$T/want" "$T/got"
+	# the added rule decides, the built-in ones the rest
+	run bash -c "tail -n 3 '$T/got' | jq -r '[.name, .class, .family] | @tsv'"
+	assert_output "$(printf 'my_moe_dispatch\tcommunication\tall-to-all\nmy_moe_combine\tcommunication\tall-to-all\nampere_sgemm_128x64_tn\tcompute\tmatmul')"
+	run trace-classify -r "$T/all.rules" --rules-add "$T/add.rules" "$T/s.nd"
+	assert_failure 2
+	assert_output "trace-classify: --rules and --rules-add exclude each other"
+	# chrome2ndjson and xplane2ndjson take it too
+	printf 'compute\tmy-family\tmax_pool\t*\t*\t*\t*\n' > "$T/k.rules"
+	run bash -c "chrome2ndjson --rules-add '$T/k.rules' '$FIXTURES/chrome/hta_alexnet.json.gz' | jq -r 'select(.type == \"span\" and .family == \"my-family\") | .name' | sort -u"
+	assert_output "$(chrome2ndjson "$FIXTURES/chrome/hta_alexnet.json.gz" | jq -r 'select(.type == "span" and (.name | test("max_pool"))) | .name' | sort -u)"
+	[ -n "$output" ]
+	printf 'compute\tmy-family\t^fusion\t*\t*\t*\t*\n' > "$T/x.rules"
+	want=$(xplane2ndjson "$FIXTURES/xplane/tpu_inference_4core.xplane.pb" | jq -s '[.[] | select(.type == "span" and (.name | test("^fusion")) and .class != "other")] | length')
+	run bash -c "xplane2ndjson --rules-add '$T/x.rules' '$FIXTURES/xplane/tpu_inference_4core.xplane.pb' | jq -s '[.[] | select(.type == \"span\" and .family == \"my-family\")] | length'"
+	[ "$want" -gt 0 ]
+	assert_output "$want"
+	run chrome2ndjson -r "$T/k.rules" --rules-add "$T/k.rules" /dev/null
+	assert_failure 2
+	assert_output "chrome2ndjson: --rules and --rules-add exclude each other"
+}
+
 @test "rules: class and family are decided separately; nothing decided is other" {
 	printf '%s\n' '# families first, classes after' \
 	    $'*\tmatmul\tgemm|aten::mm\t*\t*\t*\t*' \
@@ -394,7 +436,7 @@ E
 	assert_output "trace-classify: $T/nope: No such file or directory"
 	run trace-classify --bogus
 	assert_failure 2
-	assert_line --index 1 "usage: trace-classify [-hV] [-o file] [-r rules] [--print-rules] [file ...]"
+	assert_line --index 1 "usage: trace-classify [-hV] [-o file] [-r rules] [--rules-add rules] [--print-rules] [file ...]"
 	run trace-classify --print-rules "$T/bad"
 	assert_failure 2
 	assert_output "trace-classify: --print-rules takes no file arguments"
@@ -403,7 +445,7 @@ E
 @test "-h prints the usage whose first line is the man page SYNOPSIS; -V the version" {
 	run trace-classify -h
 	assert_success
-	assert_line --index 0 "usage: trace-classify [-hV] [-o file] [-r rules] [--print-rules] [file ...]"
+	assert_line --index 0 "usage: trace-classify [-hV] [-o file] [-r rules] [--rules-add rules] [--print-rules] [file ...]"
 	for o in --output --rules --print-rules --help --version; do
 		assert_output --partial -- "$o"
 	done
@@ -413,8 +455,8 @@ E
 	man="$BATS_TEST_DIRNAME/../man/trace-classify.1"
 	run mandoc -Tlint -Wwarning "$man"
 	assert_output ""
-	run bash -c "mandoc -Tascii '$man' | col -b | sed -n '/^SYNOPSIS/{n;p;}' | sed 's/^ *//'"
-	assert_output "trace-classify [-hV] [-o file] [-r rules] [--print-rules] [file ...]"
+	run bash -c "mandoc -Tascii '$man' | col -b | awk '/^SYNOPSIS/ { f = 1; next } /^[A-Z]/ { f = 0 } f' | tr -s ' \t\n' '   ' | sed 's/^ *//; s/ *\$//'"
+	assert_output "trace-classify [-hV] [-o file] [-r rules] [--rules-add rules] [--print-rules] [file ...]"
 }
 
 @test "-o writes atomically: a failed run leaves the old file alone" {

@@ -7,6 +7,7 @@ complete -c chrome2ndjson -l no-flows
 complete -c chrome2ndjson -l output -r
 complete -c chrome2ndjson -l quiet
 complete -c chrome2ndjson -l rank -r
+complete -c chrome2ndjson -l rules-add -r
 complete -c chrome2ndjson -l rules -r
 complete -c chrome2ndjson -l run -r
 complete -c chrome2ndjson -l version

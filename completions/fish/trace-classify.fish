@@ -2,5 +2,6 @@
 complete -c trace-classify -l help
 complete -c trace-classify -l output -r
 complete -c trace-classify -l print-rules
+complete -c trace-classify -l rules-add -r
 complete -c trace-classify -l rules -r
 complete -c trace-classify -l version

@@ -7,6 +7,7 @@ complete -c xplane2ndjson -l no-args
 complete -c xplane2ndjson -l output -r
 complete -c xplane2ndjson -l planes -r
 complete -c xplane2ndjson -l print-rules
+complete -c xplane2ndjson -l rules-add -r
 complete -c xplane2ndjson -l rules -r
 complete -c xplane2ndjson -l run -r
 complete -c xplane2ndjson -l version

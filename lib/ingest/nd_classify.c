@@ -131,6 +131,13 @@ R("host", "compile",
 "# Communication, on the device (XLA collectives, NCCL/RCCL kernels, HCCL's hcom_ ops) and on",
 "# the host (c10d, ProcessGroup and their record_function labels).  Before",
 "# everything else: these names also contain \"reduce\", \"gather\", \"copy\".",
+"# Expert-parallel all-to-all of MoE layers: DeepEP's dispatch, combine and",
+"# notify kernels (deep_ep::), DeepSeek's (dpsk::ep::); custom all-reduce",
+"# kernels (vLLM's and SGLang's cross_device_reduce); NVSHMEM, MSCCL and",
+"# symmetric-memory kernels below the named collectives.  Their names say",
+"# nothing of NCCL.",
+R("communication", "all-to-all", "deep_ep::|dpsk::ep::", "*", "*", "*", "*"),
+R("communication", "all-reduce", "cross_device_reduce", "*", "*", "*", "*"),
 R("communication", "reduce-scatter", "reduce[-_ ]?scatter", "*", "*", "*", "*"),
 R("communication", "all-gather", "all[-_ ]?gather|^CollectiveGather", "*", "*", "*", "*"),
 R("communication", "all-reduce", "all[-_ ]?reduce|^CollectiveReduce", "*", "*", "*", "*"),
@@ -143,6 +150,7 @@ R("communication", "broadcast",
     "collective[-_]?broadcast|nccl(dev)?kernel_broadcast|^hcom_broadcast|^(nccl|gloo|c10d|mpi):+_?broadcast|^CollectiveBcast",
     "*", "*", "*", "*"),
 R("communication", "collective", "^nccl|^rccl|^hcom_|^hccl|^c10d::|^(gloo|mpi|ucc):|record_param_comms", "*", "*", "*", "*"),
+R("communication", "collective", "nvshmem|msccl[a-z_]*kernel|^msccl|symm_mem|symmetric_memory", "*", "*", "*", "*"),
 R("communication", "collective", "*", "*", "*", "Megascale", "*"),
 "",
 "# Stalls: a timeline blocked on another one.  Blocking synchronisation,",
@@ -398,28 +406,44 @@ free_default(void)
 	nd_rules_free(r);
 }
 
-const nd_rules *
-nd_rules_default(void)
+/* The built-in rules, after those rs has. */
+static void
+add_builtin(nd_rules *rs)
 {
 	nd_buf comment = ND_BUF_INIT;
 	char *line;
-	size_t i;
 	nd_err err;
 
-	if (deflt != NULL)
-		return deflt;
-	deflt = rules_new();
 	nd_err_clear(&err);
-	for (i = 0; builtin_rules[i] != NULL; i++) {
+	for (size_t i = 0; builtin_rules[i] != NULL; i++) {
 		line = nd_xstrdup(builtin_rules[i]);
-		if (add_line(deflt, line, strlen(line), "<built-in rules>",
-		    i + 1, &comment, &err) != 0)
+		if (add_line(rs, line, strlen(line), "<built-in rules>", i + 1,
+		    &comment, &err) != 0)
 			nd_die(ND_EXIT_ERROR, "internal error: %s", err.msg);
 		free(line);
 	}
 	nd_buf_free(&comment);
+}
+
+const nd_rules *
+nd_rules_default(void)
+{
+	if (deflt != NULL)
+		return deflt;
+	deflt = rules_new();
+	add_builtin(deflt);
 	atexit(free_default);
 	return deflt;
+}
+
+nd_rules *
+nd_rules_load_add(const char *path, nd_err *err)
+{
+	nd_rules *rs = nd_rules_load(path, err);
+
+	if (rs != NULL)
+		add_builtin(rs);
+	return rs;
 }
 
 nd_rules *
@@ -459,6 +483,32 @@ nd_rules_load(const char *path, nd_err *err)
 		return NULL;
 	}
 	return rs;
+}
+
+void
+nd_rules_opt_set(nd_rules_opt *o, const char *path, int add)
+{
+	if (o->path != NULL && o->add != add)
+		nd_die(ND_EXIT_ERROR, "--rules and --rules-add exclude each "
+		    "other");
+	o->path = path;
+	o->add = add;
+}
+
+const nd_rules *
+nd_rules_opt_load(const nd_rules_opt *o, nd_rules **loaded)
+{
+	nd_err err;
+
+	*loaded = NULL;
+	if (o->path == NULL)
+		return nd_rules_default();
+	nd_err_clear(&err);
+	*loaded = o->add ? nd_rules_load_add(o->path, &err) :
+	    nd_rules_load(o->path, &err);
+	if (*loaded == NULL)
+		nd_err_exit(&err);
+	return *loaded;
 }
 
 static void

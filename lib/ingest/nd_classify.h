@@ -51,7 +51,22 @@ const nd_rules *nd_rules_default(void);
 /* Read a TSV rule file: the table (caller frees with nd_rules_free), or
  * NULL with err filled ("FILE:LINE: message", or the file's own). */
 nd_rules *nd_rules_load(const char *path, nd_err *err);
+/* The same, the built-in table after the file's rules: a file that adds
+ * rules (they come first, so they decide before the defaults). */
+nd_rules *nd_rules_load_add(const char *path, nd_err *err);
 void nd_rules_free(nd_rules *r);
+/* The options -r/--rules FILE and --rules-add FILE of the programs that
+ * classify: nd_rules_opt_set records one (exit 2 when both are given);
+ * nd_rules_opt_load gives the table: the built-in one, FILE's, or FILE's
+ * before the built-in one (add), and in *loaded the table it read (to
+ * free; NULL for the built-in one).  A file that cannot be read or parsed
+ * ends the program with its error (exit 2). */
+typedef struct nd_rules_opt {
+	const char *path;
+	int add;
+} nd_rules_opt;
+void nd_rules_opt_set(nd_rules_opt *o, const char *path, int add);
+const nd_rules *nd_rules_opt_load(const nd_rules_opt *o, nd_rules **loaded);
 /* Print the table in the TSV form nd_rules_load reads. */
 void nd_rules_print(const nd_rules *r, FILE *fp);
 void nd_classify(const nd_rules *r, const nd_class_in *in, nd_class_out *out);
