@@ -353,3 +353,22 @@ stream_ranks() { # [RANK...]
 	run bash -c "trace-report '$T/s.ndjson' | sed -n '/findings, ranked/,\$p' | grep -m1 '^### '"
 	assert_output "### device_idle"
 }
+
+@test "MoE expert parallelism: DeepEP's all-to-all is communication, and the headline is the exposed communication (jq)" {
+	"$PY" "$TOOLS/gen_moe.py" > "$T/moe.pt.trace.json"
+	chrome2ndjson "$T/moe.pt.trace.json" > "$T/m.ndjson"
+	# every deep_ep:: kernel is an all-to-all, nothing else is
+	run jq -r 'select(.type == "span" and .cat == "kernel") | [(.name | test("deep_ep::")), .class, .family] | @tsv' "$T/m.ndjson"
+	[ "$(printf '%s\n' "$output" | sort -u)" = "$(printf 'false\tcompute\tmatmul\ntrue\tcommunication\tall-to-all')" ]
+	# the steady steps (2 to 4; warm-up 1): device time in deep_ep::
+	# kernels, by name alone (they do not overlap)
+	want=$(jq -s '(map(select(.type == "span" and .name == "ProfilerStep#2")) | .[0].ts_ns) as $a
+	    | map(select(.type == "span" and .cat == "kernel" and (.name | test("deep_ep::")) and .ts_ns >= $a) | .dur_ns) | add' "$T/m.ndjson")
+	dur=$(jq -s '(map(select(.type == "span" and .name == "ProfilerStep#2")) | .[0].ts_ns) as $a
+	    | map(select(.type == "span" and (.name | test("^ProfilerStep#")) and .ts_ns >= $a) | .dur_ns) | add' "$T/m.ndjson")
+	run bash -c "trace-report --json '$T/m.ndjson' | jq -r '.breakdown.all_devices | \"\(.dur_ns) \(.communication_ns)\"'"
+	assert_output "$dur $want"
+	[ $((want * 100 / dur)) -eq 45 ]
+	run bash -c "trace-report --json '$T/m.ndjson' | jq -r '.findings[0] | \"\(.rule) \(.explains_ns)\"'"
+	assert_output "comm_exposed $want"
+}
