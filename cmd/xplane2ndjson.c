@@ -109,7 +109,7 @@ int
 main(int argc, char **argv)
 {
 	enum { O_DEVICE = 256, O_LINES, O_LIST, O_NOARGS, O_PLANES, O_PRINT,
-	    O_RULES, O_RULES_ADD, O_RUN };
+	    O_RULES_ADD, O_RUN };
 	static const struct option opts[] = {
 		{ "device-only", no_argument, NULL, O_DEVICE },
 		{ "lines", required_argument, NULL, O_LINES },
@@ -117,7 +117,7 @@ main(int argc, char **argv)
 		{ "no-args", no_argument, NULL, O_NOARGS },
 		{ "planes", required_argument, NULL, O_PLANES },
 		{ "print-rules", no_argument, NULL, O_PRINT },
-		{ "rules", required_argument, NULL, O_RULES },
+		{ "rules", required_argument, NULL, 'r' },
 		{ "rules-add", required_argument, NULL, O_RULES_ADD },
 		{ "run", required_argument, NULL, O_RUN },
 		{ "output", required_argument, NULL, 'o' },
@@ -165,7 +165,6 @@ main(int argc, char **argv)
 			print = 1;
 			break;
 		case 'r':
-		case O_RULES:
 		case O_RULES_ADD:
 			nd_rules_opt_set(&ro, optarg, c == O_RULES_ADD);
 			break;

@@ -103,6 +103,11 @@ stall | sync | Stream Sync | - | cuda_sync | - | -
 host | launch | cudaLaunchKernel | - | cuda_runtime | - | -
 host | launch | cudaGraphLaunch | - | cuda_runtime | - | -
 host | launch | cuLaunchKernel | - | cuda_driver | - | -
+host | launch | mtiaLaunchKernel | - | mtia_runtime | - | -
+host | launch | runFunction | - | mtia_runtime | - | -
+host | runtime | mtiaMemcpyAsync | - | mtia_runtime | - | -
+host | launch | aclrtLaunchKernel | - | - | - | -
+memory | dma | dma_request | - | mtia_ccp_events | - | -
 stall | sync | cudaDeviceSynchronize | - | cuda_runtime | - | -
 stall | sync | cudaStreamSynchronize | - | Runtime | - | -
 stall | sync | hipDeviceSynchronize | - | cuda_runtime | - | -

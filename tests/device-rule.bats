@@ -196,4 +196,17 @@ E
 	    map(. * 1000) | @tsv' "$MTIA")
 	run bash -c "trace-gaps '$T/m.ndjson' | jq -r 'select(.type == \"gap\") | [.ts_ns, .dur_ns] | @tsv' | sort -t$'\t' -k2,2n | tail -1"
 	assert_output "$want"
+	# every gap's cause: host_wait when the op after it was launched
+	# (mtiaLaunchKernel, same correlation) at or after the gap's start,
+	# as for cudaLaunchKernel (was "other": MTIA's runtime was no host
+	# work)
+	want=$(jq -r '[.traceEvents[] | select(.cat == "mtia_runtime")] as $l |
+	    [.traceEvents[] | select(.cat == "mtia_ccp_events")] | sort_by(.ts) |
+	    [range(1; length) as $i | (.[$i - 1].ts + .[$i - 1].dur) as $a |
+	     .[$i] as $op | select($op.ts > $a) |
+	     ($l | map(select(.args.correlation == $op.args.correlation)) | .[0].ts) as $lt |
+	     [$a * 1000, (if $lt >= $a then "host_wait" else "other" end)]] | .[] | @tsv' "$MTIA")
+	run bash -c "trace-gaps '$T/m.ndjson' | jq -r 'select(.type == \"gap\") | [.ts_ns, .cause] | @tsv'"
+	assert_output "$want"
+	[ "$(printf '%s\n' "$output" | grep -c host_wait)" -ge 3 ]
 }

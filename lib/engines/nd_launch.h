@@ -41,6 +41,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The host calls that launch device work, of every vendor: CUDA's and
+ * HIP's runtime and driver launches (graphs too: cudaGraphLaunch), MTIA's
+ * (mtiaLaunchKernel, runFunction and the like) and Ascend's
+ * (aclrtLaunchKernel).  A POSIX extended regex on the span's name: the
+ * classification's "launch" family (class host), which makes a late
+ * launch the cause of the device gap before the op it launched
+ * (trace-gaps(1), host_wait). */
+#define ND_LAUNCH_API "^(cuda|hip|cu)[A-Za-z]*Launch|^mtia[A-Za-z]*Launch|" \
+	"^runFunction|^aclrt[A-Za-z]*Launch"
+
 typedef struct nd_launch nd_launch;
 
 enum { ND_LAUNCH_INNER = 0, ND_LAUNCH_TOP };

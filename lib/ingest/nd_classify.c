@@ -22,6 +22,7 @@
 #include "nd_buf.h"
 #include "nd_classify.h"
 #include "nd_hash.h"
+#include "nd_launch.h"	/* ND_LAUNCH_API */
 #include "nd_rx.h"
 #include "nd_util.h"
 
@@ -166,18 +167,19 @@ R("stall", "sync", "*", "*", "^cuda_sync$", "*", "*"),
 R("stall", "sync", "^wait|wait\\(\\)|[^[:alpha:]]wait([^[:alpha:]]|$)|^barrier", "*", "*", "*", "*"),
 "",
 "# CUDA/HIP runtime and driver calls (host work; blocking ones are above).",
-R("host", "launch", "^(cuda|hip|cu)[a-z]*Launch", "*", "*", "*", "*"),
+R("host", "launch", ND_LAUNCH_API, "*", "*", "*", "*"),
 R("host", "sync", "^(cuda|hip|cu)(StreamWaitEvent|EventQuery|StreamQuery)", "*", "*", "*", "*"),
 R("host", "memcpy", "^(cuda|hip|cu)Memcpy", "*", "*", "*", "*"),
 R("host", "memset", "^(cuda|hip|cu)Memset", "*", "*", "*", "*"),
 R("host", "alloc",
     "^(cuda|hip|cu)(Malloc|Free|HostAlloc|HostMalloc|HostFree|MemAlloc|MemFree|MemPool)|^Memory(Allocation|Deallocation)$|^\\[memory\\]$",
     "*", "*", "*", "*"),
-R("host", "runtime", "*", "*", "^(cuda_runtime|runtime|cuda_driver)$", "*", "*"),
+R("host", "runtime", "*", "*", "^(cuda_runtime|runtime|cuda_driver|mtia_runtime)$", "*", "*"),
 R("host", "runtime", "*", "*", "*", "^CANN$", "*"),
 "",
 "# Data movement on the device: copy engines, memset, XLA copies.",
 R("memory", "memcpy", "*", "*", "^(gpu_memcpy|memcpy)$", "*", "*"),
+R("memory", "dma", "^dma_request", "*", "^mtia", "*", "*"),
 R("memory", "memset", "*", "*", "^(gpu_memset|memset)$", "*", "*"),
 R("memory", "*",
     "^Memcpy( |[HDP]to[HDP]|[HDP]2[HDP])|^Memset( |$)|^__amd_rocclr_(copy|fill)|^(async-)?copy([-_.]|$)|direct_copy_kernel",
