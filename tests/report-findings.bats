@@ -372,3 +372,17 @@ stream_ranks() { # [RANK...]
 	run bash -c "trace-report --json '$T/m.ndjson' | jq -r '.findings[0] | \"\(.rule) \(.explains_ns)\"'"
 	assert_output "comm_exposed $want"
 }
+
+@test "counts read as English: 1 gap, 2 gaps; 1 step" {
+	printf '%s\n' '{"type":"meta","schema":"ndtrace/1","source":"s","format":"chrome","origin_ns":0,"host":null,"rank":null,"producer":"t"}' \
+	    '{"type":"span","ts_ns":0,"dur_ns":1000,"name":"k1","pid":0,"tid":7,"cat":"kernel","device":"GPU:0","class":"compute","family":"matmul"}' \
+	    '{"type":"span","ts_ns":5000,"dur_ns":1000,"name":"k2","pid":0,"tid":7,"cat":"kernel","device":"GPU:0","class":"compute","family":"matmul"}' > "$T/one.nd"
+	run trace-report "$T/one.nd"
+	assert_line --partial "Device idle: 1 gap where no op runs"
+	assert_line --partial "Evidence: 1 gap, 4.0 us in total"
+	refute_output --partial "1 gaps"
+	# a third kernel: two gaps
+	printf '%s\n' '{"type":"span","ts_ns":9000,"dur_ns":1000,"name":"k3","pid":0,"tid":7,"cat":"kernel","device":"GPU:0","class":"compute","family":"matmul"}' >> "$T/one.nd"
+	run trace-report "$T/one.nd"
+	assert_line --partial "Device idle: 2 gaps where no op runs"
+}

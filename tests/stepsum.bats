@@ -159,6 +159,6 @@ setup() {
 	assert_line "2 steps, marked by profiler_step; steady state: 2 steps (551 to 552; warmup 0)."
 	assert_line "Only 2 steps: neither the warmup of 1 nor the last step is left out."
 	run trace-report "$D/hta0.nd"
-	assert_line "2 steps, marked by profiler_step; steady state: 1 steps (552 to 552; warmup 1)."
+	assert_line "2 steps, marked by profiler_step; steady state: 1 step (552 to 552; warmup 1)."
 	refute_line --partial "Only 2 steps"
 }

@@ -207,7 +207,7 @@ print(len(d["sources"]), d["steps"]["count"], d["steps"]["ranks"]["lag_max_rank"
 	done > "$T/dlrm.ndjson"
 	run trace-report "$T/dlrm.ndjson"
 	assert_success
-	assert_output --partial "Ranks: 1 steps compared across ranks"
+	assert_output --partial "Ranks: 1 step compared across ranks"
 	assert_output --partial "| 7 | 1 |"
 	run "$PY" "$CHECK" "$ND_BIN" "$T/dlrm.ndjson"
 	assert_success

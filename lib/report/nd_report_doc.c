@@ -348,9 +348,9 @@ doc_step_ranks(nd_report *r, nd_doc *d)
 {
 	nd_buf *b = nd_doc_para(d);
 
-	nd_buf_addf(b, "Ranks: %zu steps compared across ranks "
+	nd_buf_addf(b, "Ranks: %zu step%s compared across ranks "
 	    "(%s clock); largest straggler lag ", r->rank_steps,
-	    r->rank_abs ? "absolute" : "relative");
+	    nd_rep_s(r->rank_steps), r->rank_abs ? "absolute" : "relative");
 	nd_fmt_dur_spaced(b, r->lag_max);
 	nd_buf_addf(b, " (rank %lld, step %lld); largest spread of "
 	    "step time ", (long long)r->lag_max_rank,
@@ -383,20 +383,20 @@ steps_line(nd_report *r, nd_buf *b)
 		return;
 	}
 	if (r->step_source == ND_SS_MARKER || r->step_what == NULL)
-		nd_buf_addf(b, "%zu steps, marked by %s", r->nsteps,
-		    nd_sm_name(r->marker));
+		nd_buf_addf(b, "%zu step%s, marked by %s", r->nsteps,
+		    nd_rep_s(r->nsteps), nd_sm_name(r->marker));
 	else {
-		nd_buf_addf(b, "%zu steps: the %s of %s ", r->nsteps,
-		    r->step_source == ND_SS_XLA_MODULE ? "executions" :
+		nd_buf_addf(b, "%zu step%s: the %s of %s ", r->nsteps,
+		    nd_rep_s(r->nsteps), r->step_source == ND_SS_XLA_MODULE ? "executions" :
 		    "repetitions", r->step_source == ND_SS_XLA_MODULE ?
 		    "XLA module" : "span");
 		put_name(b, r->step_what);
 		nd_buf_adds(b, r->step_source == ND_SS_XLA_MODULE ?
 		    " (no step markers)" : " (inferred: no step markers)");
 	}
-	nd_buf_addf(b, "; steady state: %llu steps "
+	nd_buf_addf(b, "; steady state: %llu step%s "
 	    "(%lld to %lld; warmup %lld%s).",
-	    (unsigned long long)r->steady.count,
+	    (unsigned long long)r->steady.count, nd_rep_s(r->steady.count),
 	    (long long)r->first_step, (long long)r->last_step,
 	    (long long)r->warmup, r->o.drop_last && r->warmup_applied ?
 	    ", last dropped" : "");
@@ -415,12 +415,13 @@ doc_steps(nd_report *r, nd_doc *d)
 		return;
 	/* too few steps (nd_stepsum_window): every step is steady */
 	if (!r->warmup_applied && r->o.drop_last)
-		nd_buf_addf(nd_doc_para(d), "Only %zu steps: neither the warmup "
-		    "of %lld nor the last step is left out.", r->nsteps,
-		    (long long)r->o.warmup);
+		nd_buf_addf(nd_doc_para(d), "Only %zu step%s: neither the "
+		    "warmup of %lld nor the last step is left out.", r->nsteps,
+		    nd_rep_s(r->nsteps), (long long)r->o.warmup);
 	else if (!r->warmup_applied && r->o.warmup > 0)
-		nd_buf_addf(nd_doc_para(d), "Only %zu steps: the warmup of %lld "
-		    "is not left out.", r->nsteps, (long long)r->o.warmup);
+		nd_buf_addf(nd_doc_para(d), "Only %zu step%s: the warmup of "
+		    "%lld is not left out.", r->nsteps, nd_rep_s(r->nsteps),
+		    (long long)r->o.warmup);
 	nd_doc_table(d, 0, "statistic", "all steps", "steady", (char *)NULL);
 	for (int i = 0; i < 7; i++) {
 		nd_doc_row(d);
@@ -734,9 +735,10 @@ doc_lines(nd_report *r, nd_doc *d)
 		return;
 	nd_buf_adds(nd_doc_heading(d, 3), "Idle per line");
 	b = nd_doc_para(d);
-	nd_buf_addf(b, "Line idle: %llu gaps where one line (a GPU stream, an "
-	    "XPlane line) runs no op while its device may be busy on another "
-	    "(trace-gaps -l timeline), ", (unsigned long long)r->line_gaps);
+	nd_buf_addf(b, "Line idle: %llu gap%s where one line (a GPU stream, "
+	    "an XPlane line) runs no op while its device may be busy on "
+	    "another (trace-gaps -l timeline), ",
+	    (unsigned long long)r->line_gaps, nd_rep_s(r->line_gaps));
 	nd_fmt_dur_spaced(b, r->line_idle);
 	nd_buf_addf(b, " in total on %zu of %zu lines. Lines of a device "
 	    "overlap: this is not device idle time.", r->nlines_gap, r->nlines);
@@ -764,9 +766,9 @@ gaps_line(nd_report *r, nd_buf *b)
 {
 	char lab[512];
 
-	nd_buf_addf(b, "Device idle: %llu gaps where no op runs on any line "
+	nd_buf_addf(b, "Device idle: %llu gap%s where no op runs on any line "
 	    "of a device (trace-gaps(1), device level), ",
-	    (unsigned long long)r->ngaps);
+	    (unsigned long long)r->ngaps, nd_rep_s(r->ngaps));
 	nd_fmt_dur_spaced(b, r->gap_total);
 	nd_buf_adds(b, " in total; the largest ");
 	nd_fmt_dur_spaced(b, r->gap_max);

@@ -593,14 +593,15 @@ f_idle(nd_report *r, int rule, int64_t ns)
 		    "%llu device ops, %s exclusive in total",
 		    (unsigned long long)r->ops_spans, fdur(r, 0, r->self_total));
 	else
-		nd_buf_addf(&ev, "%llu gaps, %s in total, %.1f %% of it (by "
+		nd_buf_addf(&ev, "%llu gap%s, %s in total, %.1f %% of it (by "
 		    "time) host_wait or kernel_wait",
-		    (unsigned long long)r->ngaps, fdur(r, 0, r->gap_total),
-		    r->val[R_SMALLGAPS]);
+		    (unsigned long long)r->ngaps, nd_rep_s(r->ngaps),
+		    fdur(r, 0, r->gap_total), r->val[R_SMALLGAPS]);
 	if (p != NULL)
 		nd_buf_addf(&ev, "; top payload op after the gaps: %s, %s of "
-		    "gap time in %llu gaps", fname_id(r, 0, tp),
-		    fdur(r, 1, p->total), (unsigned long long)p->n);
+		    "gap time in %llu gap%s", fname_id(r, 0, tp),
+		    fdur(r, 1, p->total), (unsigned long long)p->n,
+		    nd_rep_s(p->n));
 	gap_causes(r, &ev, &sg);
 	if (rule == R_IDLE)
 		nd_buf_adds(&sg, "feed the device ahead (prefetch inputs, "
@@ -642,9 +643,9 @@ f_launch(nd_report *r)
 	nd_jw_kint(w, "gap_ns", r->gap_total);
 	nd_jw_kint(w, "host_wait_ns", hw);
 	nd_jw_kint(w, "kernel_wait_ns", kw);
-	nd_buf_addf(&ev, "%llu gaps, %s in total: host_wait %s, kernel_wait "
-	    "%s", (unsigned long long)r->ngaps, fdur(r, 0, r->gap_total),
-	    fdur(r, 1, hw), fdur(r, 2, kw));
+	nd_buf_addf(&ev, "%llu gap%s, %s in total: host_wait %s, kernel_wait "
+	    "%s", (unsigned long long)r->ngaps, nd_rep_s(r->ngaps),
+	    fdur(r, 0, r->gap_total), fdur(r, 1, hw), fdur(r, 2, kw));
 	/* the host launches late because it loads data: not launch cost */
 	if (gap_causes(r, &ev, &sg) > 0)
 		nd_buf_adds(&sg, "the launches are late because the host is "
@@ -733,9 +734,10 @@ variance_evidence(nd_report *r, const nd_step_class *h, size_t slow)
 	snprintf(tail, sizeof tail, "; slowest steady step %lld, %s",
 	    (long long)r->cl_num[slow], fdur(r, 4, r->cl_dur[slow]));
 	if (h != NULL && h->has_period)
-		return xfmt("two classes: %llu heavy steps every %lld steps "
+		return xfmt("two classes: %llu heavy step%s every %lld steps "
 		    "(phase %lld), heavy median %s vs light %s%s",
-		    (unsigned long long)h->st.count, (long long)h->period,
+		    (unsigned long long)h->st.count, nd_rep_s(h->st.count),
+		    (long long)h->period,
 		    (long long)h->phase, fdur(r, 0, h->st.median),
 		    fdur(r, 1, r->cl.c[0].st.median), tail);
 	if (h != NULL)
@@ -790,11 +792,12 @@ f_straggler(nd_report *r)
 	    "straggler: it is ready %s after the median rank, %.1f %% of the "
 	    "median step, threshold %g %%", (long long)r->lag_max_rank,
 	    fdur(r, 0, r->lag_max), v, r->thr[R_STRAGGLER]),
-	    xfmt("rank %lld, step %lld, lag %s; %zu steps compared across "
+	    xfmt("rank %lld, step %lld, lag %s; %zu step%s compared across "
 	    "ranks (%s clock); the other ranks wait for it in their "
 	    "collectives", (long long)r->lag_max_rank,
 	    (long long)r->lag_max_step, fdur(r, 0, r->lag_max),
-	    r->rank_steps, r->rank_abs ? "absolute" : "relative"),
+	    r->rank_steps, nd_rep_s(r->rank_steps),
+	    r->rank_abs ? "absolute" : "relative"),
 	    xfmt("look at that rank's input pipeline, host and device "
 	    "(thermal throttling, noisy neighbours), and at load balance "
 	    "across ranks"));

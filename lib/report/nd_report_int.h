@@ -476,6 +476,8 @@ const char *nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf,
     size_t n);
 const char *nd_rep_src_label(const nd_report *r, uint32_t source,
     const char *name, char *buf, size_t n);
+/* "s" after a count of n, but 1: "1 gap", "2 gaps". */
+const char *nd_rep_s(uint64_t n);
 /* s[0..n) contains needle (ASCII, any case). */
 int nd_rep_has_ci(const char *s, size_t n, const char *needle);
 /* The fields of the record a merge reads (nd_partial.h's getters): a

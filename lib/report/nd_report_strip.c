@@ -515,8 +515,8 @@ strip_caption(nd_report *r, nd_buf *b, const struct sdraw *sd,
 	    "union of the host activity of the device's source)" : "",
 	    STRIP_LABELS);
 	if (sd->small > 0) {
-		nd_buf_addf(b, "; %zu gaps narrower than one pixel (",
-		    sd->small);
+		nd_buf_addf(b, "; %zu gap%s narrower than one pixel (",
+		    sd->small, nd_rep_s(sd->small));
 		nd_fmt_dur_spaced(b, (int64_t)(sd->px_ns + 0.5));
 		nd_buf_adds(b, "), ");
 		nd_fmt_dur_spaced(b, sd->small_ns);

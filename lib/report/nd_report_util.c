@@ -158,3 +158,9 @@ nd_rep_m_name(const struct rmerge *m, const char *key)
 	free(s);
 	return id;
 }
+
+const char *
+nd_rep_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
