@@ -62,6 +62,8 @@ typedef struct nd_run_res {
 	uint32_t sources;	/* sources of the last reading */
 	uint64_t spooled;	/* bytes of stdin spooled for a second reading */
 	int merged;		/* the inputs were partial results */
+	uint64_t records;	/* of the stream inputs, every reading */
+	uint32_t foreign;	/* inputs an engine read itself */
 } nd_run_res;
 
 typedef struct nd_engine {

@@ -11,6 +11,7 @@ struct run {
 	size_t n;
 	int in_source;		/* a record of cur was seen */
 	uint32_t cur;
+	uint64_t records;	/* of every reading */
 };
 
 /* An engine's error ends the run: the driver prints it (exit 2). */
@@ -41,6 +42,7 @@ record(void *ctx, const nd_event *ev, const nd_source_info *si)
 {
 	struct run *r = ctx;
 
+	r->records++;
 	if (r->in_source && ev->source != r->cur)
 		end_source(r);
 	r->in_source = 1;
@@ -134,6 +136,7 @@ read_inputs(nd_engine *const *e, size_t n, char **paths, int npaths,
 
 		if (f != NULL) {
 			f->read_foreign(f->self, paths[i++]);
+			res->foreign++;
 			check(f);
 			f = i < npaths ? foreign_of(e, n, paths[i]) : NULL;
 			continue;
@@ -185,7 +188,7 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 			nd_err_exit(&err);	/* the driver prints */
 		res.merged = 1;
 	} else {
-		struct run r = { e, n, 0, 0 };
+		struct run r = { e, n, 0, 0, 0 };
 		/* engines that cannot restart never ask for a second
 		 * reading: a pipe is not spooled for them */
 		nd_drive_opts dopts = { mode->once || !can_restart,
@@ -202,6 +205,11 @@ nd_run(nd_engine *const *e, size_t n, char **paths, int npaths,
 			res.sources = dres.sources;
 			res.spooled = dres.spooled;
 		}
+		/* an empty input is an answer, but rarely the one meant (a
+		 * converter that failed upstream of the pipe) */
+		res.records = r.records;
+		if (r.records == 0 && res.foreign == 0)
+			nd_warn("no events: the input holds no records");
 	}
 	for (size_t i = 0; i < n; i++)
 		if (e[i]->finish != NULL) {
