@@ -10,6 +10,7 @@
 # (tests/fanout-stress.sh; `make check-fanout` runs 200 of each).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 CAUSE='partials written by concurrent jobs to one pipe interleave; write one file per job (-o) or use GNU parallel'
 CAUSE_RE='partials written by concurrent jobs to one pipe interleave; write one file per job \(-o\) or use GNU parallel'
@@ -58,8 +59,9 @@ sys.stdout.buffer.write(out)' "$@"
 		assert_output "{\"type\":\"partial_end\",\"records\":$n,\"sha256\":\"$sum\"}"
 	done
 	# a partial of nothing still has both ends
-	run bash -c "printf '' | trace-topk --partial | jq -c .type"
+	run --separate-stderr bash -c "printf '' | trace-topk --partial | jq -c .type"
 	assert_output $'"top_partial"\n"partial_end"'
+	[ "$stderr" = "trace-topk: no events: the input holds no records" ]
 }
 
 @test "framed partials merge exactly: files, one stream, two levels, trace-check" {
