@@ -64,7 +64,7 @@ static void
 merge(nd_engine *e)
 {
 	char *paths[] = { path };
-	nd_run_res res = { 1, 0, 0, 1 };
+	nd_run_res res = { .passes = 1, .merged = 1 };
 	nd_err err;
 	nd_out *o;
 	int64_t n;
