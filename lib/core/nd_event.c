@@ -87,13 +87,13 @@ static const struct lit {
 	S("kernel"), S("gpu_memcpy"), S("gpu_memset"), S("cuda_sync"),
 	S("gpu_op"), S("memcpy"), S("memset"), S("mtia_ccp_events"),
 	S("hpu_op")
-}, annot_cats[] = {
-	/* a device annotation (record_function on the GPU lane), and the
-	 * profiler's own span over the whole capture (Kineto's "PyTorch
-	 * Profiler (0)", cat "Trace", on the "Spans" process): bookkeeping,
-	 * not work (lower case, as ieq wants) */
-	S("gpu_user_annotation"), S("trace")
-};
+},
+    /* a device annotation (record_function on the GPU lane) */
+    dev_annot_cat = S("gpu_user_annotation"),
+    /* the profiler's own span over the whole capture (Kineto's "PyTorch
+     * Profiler (0)", cat "Trace", on the "Spans" process): bookkeeping,
+     * not work (lower case, as ieq wants) */
+    profiler_cat = S("trace");
 #undef S
 
 static int
@@ -113,10 +113,8 @@ nd_kind_of(nd_str cat, nd_str process, nd_str thread)
 		    i++)
 			if (ieq(cat, &device_cats[i]))
 				return ND_KIND_DEVICE;
-		for (size_t i = 0; i < sizeof annot_cats / sizeof *annot_cats;
-		    i++)
-			if (ieq(cat, &annot_cats[i]))
-				return ND_KIND_ANNOT;
+		if (ieq(cat, &dev_annot_cat) || ieq(cat, &profiler_cat))
+			return ND_KIND_ANNOT;
 	}
 	switch (nd_ascend_lane(process.p, process.n)) {
 	case ND_ASC_DEVICE:
@@ -140,14 +138,10 @@ nd_kind_of(nd_str cat, nd_str process, nd_str thread)
 int
 nd_cat_on_device(nd_str cat)
 {
-	/* the annotations but the profiler's own span (the last) */
 	if (cat.p == NULL)
 		return 0;
-	for (size_t i = 0; i + 1 < sizeof annot_cats / sizeof *annot_cats;
-	    i++)
-		if (ieq(cat, &annot_cats[i]))
-			return 1;
-	return nd_kind_of(cat, ND_STR_NONE, ND_STR_NONE) == ND_KIND_DEVICE;
+	return ieq(cat, &dev_annot_cat) ||
+	    nd_kind_of(cat, ND_STR_NONE, ND_STR_NONE) == ND_KIND_DEVICE;
 }
 
 void

@@ -426,17 +426,12 @@ char *
 nd_partial_str(nd_stream *st, const nd_event *ev, const char *key)
 {
 	const nd_jval *v = nd_event_get(ev, key);
-	nd_buf b = ND_BUF_INIT;
 
 	if (v == NULL || (v->type != ND_JSTR && v->type != ND_JNULL)) {
 		nd_partial_bad(st, ev, key);
 		return NULL;
 	}
-	if (v->type == ND_JNULL)
-		return NULL;
-	nd_json_unescape(v, &b);
-	nd_buf_addc(&b, '\0');
-	return b.p;
+	return nd_jstr_dup(v);	/* NULL for null */
 }
 
 uint32_t

@@ -51,8 +51,7 @@ close_text(nd_doc *d)
 	d->cur = SIZE_MAX;
 }
 
-static void md_stream(nd_doc *d);
-static void json_stream(nd_doc *d);
+static void stream(nd_doc *d);
 
 static struct nd_doc_node *
 add(nd_doc *d, int kind)
@@ -60,8 +59,7 @@ add(nd_doc *d, int kind)
 	struct nd_doc_node *x;
 
 	close_text(d);
-	md_stream(d);
-	json_stream(d);
+	stream(d);
 	nd_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v);
 	x = &d->v[d->n++];
 	memset(x, 0, sizeof *x);
@@ -381,27 +379,37 @@ md_node(const nd_doc *d, const struct nd_doc_node *x, nd_buf *out, int *prev)
 	nd_buf_adds(out, "\n");
 }
 
-/* A streaming document's nodes, once written. */
+/* The members of a JSON document's data node, after those before. */
 static void
-drop_nodes(nd_doc *d)
+json_node(nd_doc *d, const struct nd_doc_node *x)
 {
+	if (x->kind != ND_DOC_DATA || x->len == 0)
+		return;
+	if (d->js_n++ > 0)
+		nd_buf_addc(d->js, ',');
+	nd_buf_add(d->js, d->text.p + x->off, x->len);
+}
+
+/* A streaming document (Markdown or JSON): each node written as the next
+ * one opens, then dropped. */
+static void
+stream(nd_doc *d)
+{
+	nd_buf *out = d->md != NULL ? d->md : d->js;
+
+	if (out == NULL || d->n == 0)
+		return;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->md != NULL)
+			md_node(d, &d->v[i], d->md, &d->md_prev);
+		else
+			json_node(d, &d->v[i]);
 	for (size_t i = 0; i < d->naux; i++)
 		free(d->aux[i].label);
 	d->n = d->naux = d->nfulls = 0;
 	nd_buf_reset(&d->text);
 	nd_buf_reset(&d->full);
-}
-
-/* A streaming document: each node written as the next one opens. */
-static void
-md_stream(nd_doc *d)
-{
-	if (d->md == NULL || d->n == 0)
-		return;
-	for (size_t i = 0; i < d->n; i++)
-		md_node(d, &d->v[i], d->md, &d->md_prev);
-	drop_nodes(d);
-	nd_doc_flush(d->md, d->md_flush, d->md_ctx);
+	nd_doc_flush(out, d->out_flush, d->out_ctx);
 }
 
 nd_doc *
@@ -410,8 +418,8 @@ nd_doc_new_markdown(nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 	nd_doc *d = nd_doc_new(0);
 
 	d->md = out;
-	d->md_flush = flush;
-	d->md_ctx = ctx;
+	d->out_flush = flush;
+	d->out_ctx = ctx;
 	d->md_prev = -1;
 	return d;
 }
@@ -423,7 +431,7 @@ nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 
 	close_text(d);
 	if (d->md != NULL) {	/* the rest of a streaming document */
-		md_stream(d);
+		stream(d);
 		return;
 	}
 	for (size_t i = 0; i < d->n; i++) {
@@ -434,34 +442,14 @@ nd_doc_markdown(nd_doc *d, nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 
 /* --- JSON --- */
 
-/* A JSON document: the members of its data nodes written, every node
- * dropped, as the next one opens. */
-static void
-json_stream(nd_doc *d)
-{
-	if (d->js == NULL || d->n == 0)
-		return;
-	for (size_t i = 0; i < d->n; i++) {
-		const struct nd_doc_node *x = &d->v[i];
-
-		if (x->kind != ND_DOC_DATA || x->len == 0)
-			continue;
-		if (d->js_n++ > 0)
-			nd_buf_addc(d->js, ',');
-		nd_buf_add(d->js, d->text.p + x->off, x->len);
-	}
-	drop_nodes(d);
-	nd_doc_flush(d->js, d->md_flush, d->md_ctx);
-}
-
 nd_doc *
 nd_doc_new_json(nd_buf *out, nd_doc_flush_fn *flush, void *ctx)
 {
 	nd_doc *d = nd_doc_new(0);
 
 	d->js = out;
-	d->md_flush = flush;
-	d->md_ctx = ctx;
+	d->out_flush = flush;
+	d->out_ctx = ctx;
 	nd_buf_addc(out, '{');
 	return d;
 }
@@ -483,6 +471,6 @@ void
 nd_doc_json_end(nd_doc *d)
 {
 	close_text(d);
-	json_stream(d);
+	stream(d);
 	nd_buf_adds(d->js, "}\n");
 }

@@ -60,10 +60,11 @@ struct nd_doc {
 	size_t cell;		/* the offset of the current cell's text */
 	int figures;
 	nd_buf text, full, sink;
-	/* a streaming document (nd_doc_new_markdown): its output */
+	/* a streaming document (nd_doc_new_markdown, nd_doc_new_json): its
+	 * output (md or js) and what hands it out */
 	nd_buf *md;
-	nd_doc_flush_fn *md_flush;
-	void *md_ctx;
+	nd_doc_flush_fn *out_flush;
+	void *out_ctx;
 	int md_prev;
 	/* a JSON document (nd_doc_new_json): its output, the writer of the
 	 * data node being written, and how many nodes had members */

@@ -386,10 +386,11 @@ steps_line(nd_report *r, nd_buf *b)
 		nd_buf_addf(b, "%zu step%s, marked by %s", r->nsteps,
 		    nd_rep_s(r->nsteps), nd_sm_name(r->marker));
 	else {
+		int xla = r->step_source == ND_SS_XLA_MODULE;
+
 		nd_buf_addf(b, "%zu step%s: the %s of %s ", r->nsteps,
-		    nd_rep_s(r->nsteps), r->step_source == ND_SS_XLA_MODULE ? "executions" :
-		    "repetitions", r->step_source == ND_SS_XLA_MODULE ?
-		    "XLA module" : "span");
+		    nd_rep_s(r->nsteps), xla ? "executions" : "repetitions",
+		    xla ? "XLA module" : "span");
 		put_name(b, r->step_what);
 		nd_buf_adds(b, r->step_source == ND_SS_XLA_MODULE ?
 		    " (no step markers)" : " (inferred: no step markers)");
@@ -1032,7 +1033,7 @@ jdbl(const nd_event *ev, const char *k, int *has)
 static void
 put_jstr(nd_buf *b, const nd_event *ev, const char *k)
 {
-	char *s = nd_rep_jstrdup(nd_event_get(ev, k));
+	char *s = nd_jstr_dup(nd_event_get(ev, k));
 
 	put_name(b, s);
 	free(s);
@@ -1041,7 +1042,7 @@ put_jstr(nd_buf *b, const nd_event *ev, const char *k)
 static void
 cell_jstr(nd_doc *d, const nd_event *ev, const char *k)
 {
-	char *s = nd_rep_jstrdup(nd_event_get(ev, k));
+	char *s = nd_jstr_dup(nd_event_get(ev, k));
 
 	cell_name(d, s);
 	free(s);
@@ -1075,11 +1076,11 @@ cmp_fired(nd_doc *d, const nd_event *ev, const nd_jval *f)
 		nd_jiter_init(&mi, &v, ev->line);
 		while (nd_jiter_next(&mi, &k, &x, &e) == 1) {
 			if (nd_jstr_eq(&k, "rule"))
-				rule = nd_rep_jstrdup(&x);
+				rule = nd_jstr_dup(&x);
 			else if (nd_jstr_eq(&k, "level"))
-				level = nd_rep_jstrdup(&x);
+				level = nd_jstr_dup(&x);
 			else if (nd_jstr_eq(&k, "unit"))
-				unit = nd_rep_jstrdup(&x);
+				unit = nd_jstr_dup(&x);
 			else if (nd_jstr_eq(&k, "measured") &&
 			    x.type == ND_JNUM)
 				meas = nd_json_double(&x);

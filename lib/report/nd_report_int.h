@@ -469,7 +469,6 @@ uint32_t nd_rep_name_idn(nd_report *r, const char *s, size_t n);
 /* A name and its length n (it may hold NUL); NULL for UINT32_MAX. */
 const char *nd_rep_name_ofn(const nd_report *r, uint32_t id, size_t *n);
 const char *nd_rep_name_of(const nd_report *r, uint32_t id);
-char *nd_rep_jstrdup(const nd_jval *v);
 double nd_rep_pct(int64_t a, int64_t b);
 size_t nd_rep_cut(const nd_report *r, size_t n);
 const char *nd_rep_dev_label(const nd_report *r, uint32_t d, char *buf,

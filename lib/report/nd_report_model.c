@@ -299,12 +299,12 @@ model_memory(nd_report *r)
 			    sizeof *r->peaks);
 			p = &r->peaks[r->npeaks++];
 			memset(p, 0, sizeof *p);
-			p->source = nd_rep_jstrdup(nd_event_get(&ev, "source"));
+			p->source = nd_jstr_dup(nd_event_get(&ev, "source"));
 			p->device = strdup_n(ev.device);
 			if (p->device == NULL)
-				p->device = nd_rep_jstrdup(nd_event_get(&ev,
+				p->device = nd_jstr_dup(nd_event_get(&ev,
 				    "allocator"));
-			p->op = nd_rep_jstrdup(nd_event_get(&ev, "op"));
+			p->op = nd_jstr_dup(nd_event_get(&ev, "op"));
 			p->scope = strdup_n(ev.scope);
 			p->ts = ev.ts_ns;
 			if ((v = nd_event_get(&ev, "allocated_bytes")) &&

@@ -55,14 +55,14 @@ read_end(nd_report *r, struct rsrc *s, const nd_event *ev)
 	if ((v = nd_event_get(ev, "spans")) != NULL && nd_json_int(v, &x) == 0)
 		s->end_spans = x;
 	if ((v = nd_event_get(ev, "sha256")) != NULL && s->sha256 == NULL)
-		s->sha256 = nd_rep_jstrdup(v);
+		s->sha256 = nd_jstr_dup(v);
 	if ((v = nd_event_get(ev, "suspected_truncation")) != NULL &&
 	    v->type == ND_JTRUE)
 		s->trunc = 1;
 	if ((v = nd_event_get(ev, "skipped")) != NULL && v->type == ND_JOBJ) {
 		nd_jiter_init(&it, v, ev->line);
 		while (nd_jiter_next(&it, &k, &val, &e) == 1) {
-			char *key = nd_rep_jstrdup(&k);
+			char *key = nd_jstr_dup(&k);
 
 			if (nd_json_int(&val, &x) == 0 && x > 0)
 				s->skipped += (uint64_t)x;
@@ -77,7 +77,7 @@ read_end(nd_report *r, struct rsrc *s, const nd_event *ev)
 	if ((v = nd_event_get(ev, "warnings")) != NULL && v->type == ND_JARR) {
 		nd_jaiter_init(&it, v, ev->line);
 		while (nd_jaiter_next(&it, &val, &e) == 1) {
-			char *w = nd_rep_jstrdup(&val);
+			char *w = nd_jstr_dup(&val);
 			nd_buf b = { 0 };
 
 			if (w == NULL)
@@ -120,7 +120,7 @@ part_source(nd_report *r, const nd_event *ev, const nd_source_info *si)
 		return;
 	case ND_EV_META:
 		free(s->producer);
-		s->producer = nd_rep_jstrdup(nd_event_get(ev, "producer"));
+		s->producer = nd_jstr_dup(nd_event_get(ev, "producer"));
 		return;
 	case ND_EV_END:
 		read_end(r, s, ev);

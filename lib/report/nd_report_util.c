@@ -43,20 +43,6 @@ nd_rep_name_of(const nd_report *r, uint32_t id)
 	return nd_intern_str(r->names, id, NULL);
 }
 
-char *
-nd_rep_jstrdup(const nd_jval *v)
-{
-	nd_buf b = { 0 };
-	char *s;
-
-	if (v == NULL || v->type != ND_JSTR)
-		return NULL;
-	nd_json_unescape(v, &b);
-	s = nd_xstrndup(b.p ? b.p : "", b.len);
-	nd_buf_free(&b);
-	return s;
-}
-
 double
 nd_rep_pct(int64_t a, int64_t b)
 {
